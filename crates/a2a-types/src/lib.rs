@@ -1,0 +1,63 @@
+//! Wire model of the Agent2Agent (A2A) protocol.
+//!
+//! The root of this crate is A2A **v1.0** in ProtoJSON form (the normative shapes of
+//! `a2a.proto`): camelCase field names out, camelCase or snake_case in; enums as their proto
+//! names out, names or numbers in; `oneof`s keyed by member name; base64 `raw` bytes;
+//! RFC 3339 UTC timestamps; unknown fields ignored. [`validate::Validate`] checks REQUIRED
+//! fields with errors that name the field.
+//!
+//! [`v03`] holds the v0.3 JSON shapes and conversions both ways, for peers that still speak
+//! it. [`error::A2aError`] is the binding-independent error model with its JSON-RPC, HTTP and
+//! gRPC mappings. There is no I/O and no async code here.
+
+mod card;
+pub mod error;
+mod event;
+pub mod jsonrpc;
+mod message;
+mod proto_enum;
+mod push;
+mod request;
+mod serde_util;
+mod task;
+pub mod v03;
+pub mod validate;
+
+pub use card::{
+    AgentCapabilities, AgentCard, AgentCardSignature, AgentExtension, AgentInterface,
+    AgentProvider, AgentSkill, ApiKeySecurityScheme, HttpAuthSecurityScheme,
+    MutualTlsSecurityScheme, OAuth2SecurityScheme, OAuthFlow, OAuthFlows,
+    OpenIdConnectSecurityScheme, SecurityRequirement, SecurityScheme, StringList, binding,
+};
+pub use error::{A2aError, ErrorCode, FieldViolation};
+pub use event::{
+    SendMessageResponse, StreamResponse, StreamResponseRef, TaskArtifactUpdateEvent,
+    TaskStatusUpdateEvent,
+};
+pub use message::{Message, Part, PartContent, Role, join_text};
+pub use push::{AuthenticationInfo, TaskPushNotificationConfig};
+pub use request::{
+    CancelTaskRequest, GetExtendedAgentCardRequest, GetTaskRequest, ListTaskPushNotificationConfigsRequest,
+    ListTaskPushNotificationConfigsResponse, ListTasksRequest, ListTasksResponse,
+    SendMessageConfiguration, SendMessageRequest, SubscribeToTaskRequest,
+    TaskPushNotificationConfigRequest,
+};
+pub use serde_util::{format_timestamp, parse_timestamp};
+pub use task::{Artifact, Task, TaskState, TaskStatus};
+
+/// The protocol version this crate implements, as sent in `A2A-Version`.
+pub const PROTOCOL_VERSION: &str = "1.0";
+
+/// The legacy protocol version also understood.
+pub const PROTOCOL_VERSION_V03: &str = "0.3";
+
+/// The service-parameter (HTTP header) carrying the protocol version.
+pub const VERSION_HEADER: &str = "A2A-Version";
+
+/// The service-parameter (HTTP header) listing requested extensions.
+pub const EXTENSIONS_HEADER: &str = "A2A-Extensions";
+
+/// A new random id (UUID v4), for messages, tasks, contexts and artifacts.
+pub fn new_id() -> String {
+    uuid::Uuid::new_v4().to_string()
+}

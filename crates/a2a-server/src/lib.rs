@@ -1,1 +1,47 @@
-//! placeholder
+//! Agent2Agent (A2A) server runtime.
+//!
+//! - [`AgentExecutor`]: what an agent implements (`execute`, `cancel`), given a
+//!   [`RequestContext`] and a [`TaskUpdater`] to report status, artifacts and replies.
+//! - [`TaskRuntime`]: runs executors detached from requests, owns the per-task append-only
+//!   event log (through a [`TaskStore`]) and fans events out (through an [`EventBus`]);
+//!   enforces the task lifecycle and carries out cancellation.
+//! - [`RequestHandler`]: the protocol semantics of one agent, shared by every binding.
+//! - [`transport`]: JSON-RPC 2.0 (v1.0 and v0.3 methods on one endpoint), SSE streaming,
+//!   agent cards; [`router`] assembles them into an axum router and serves it.
+
+pub mod bus;
+mod executor;
+mod handler;
+mod registry;
+pub mod router;
+mod runtime;
+pub mod store;
+pub mod transport;
+mod updater;
+
+pub use bus::{EventBus, InProcessBus};
+pub use executor::{AgentError, AgentExecutor, CallContext, CancelContext, RequestContext};
+pub use handler::{DEFAULT_PAGE_SIZE, HandlerConfig, RequestHandler};
+pub use router::{ServeOptions, agent_routes, serve};
+pub use runtime::{RuntimeConfig, StreamItem, StreamPayload, TaskEventStream, TaskRuntime};
+pub use store::{InMemoryTaskStore, InMemoryTaskStoreConfig, TaskStore};
+pub use transport::card::CardCompat;
+pub use updater::{TaskUpdater, UpdaterError};
+
+pub use a2a_types as types;
+
+use std::sync::Arc;
+
+/// Builds a [`RequestHandler`] for `executor` with the in-memory store and bus.
+pub fn in_memory_handler(
+    executor: Arc<dyn AgentExecutor>,
+    card: a2a_types::AgentCard,
+) -> RequestHandler {
+    let runtime = TaskRuntime::new(
+        executor,
+        Arc::new(InMemoryTaskStore::default()),
+        Arc::new(InProcessBus::default()),
+        RuntimeConfig::default(),
+    );
+    RequestHandler::new(runtime, card, HandlerConfig::default())
+}

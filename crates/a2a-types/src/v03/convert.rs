@@ -12,8 +12,8 @@ use crate::error::A2aError;
 use crate::serde_util::base64_bytes;
 use crate as v1;
 use crate::{
-    AuthenticationInfo, SendMessageConfiguration, SendMessageRequest, StreamResponse,
-    TaskPushNotificationConfig,
+    AuthenticationInfo, SendMessageConfiguration, SendMessageRequest, SendMessageResponse,
+    StreamResponse, StreamResponseRef, TaskPushNotificationConfig,
 };
 
 /// v1.0 state to v0.3 state.
@@ -300,14 +300,14 @@ impl From<&v1::TaskArtifactUpdateEvent> for TaskArtifactUpdateEvent {
 
 impl StreamEvent {
     /// Converts a v1.0 stream event; `is_final` sets `final` on status updates.
-    pub fn from_v1(e: &StreamResponse, is_final: bool) -> Self {
+    pub fn from_v1(e: StreamResponseRef<'_>, is_final: bool) -> Self {
         match e {
-            StreamResponse::Task(t) => StreamEvent::Task(Task::from(t)),
-            StreamResponse::Message(m) => StreamEvent::Message(Message::from(m)),
-            StreamResponse::StatusUpdate(s) => {
+            StreamResponseRef::Task(t) => StreamEvent::Task(Task::from(t)),
+            StreamResponseRef::Message(m) => StreamEvent::Message(Message::from(m)),
+            StreamResponseRef::StatusUpdate(s) => {
                 StreamEvent::StatusUpdate(TaskStatusUpdateEvent::from_v1(s, is_final))
             }
-            StreamResponse::ArtifactUpdate(a) => {
+            StreamResponseRef::ArtifactUpdate(a) => {
                 StreamEvent::ArtifactUpdate(TaskArtifactUpdateEvent::from(a))
             }
         }
@@ -336,6 +336,28 @@ impl StreamEvent {
                 e.last_chunk = a.last_chunk.unwrap_or(false);
                 e.metadata = a.metadata;
                 (StreamResponse::ArtifactUpdate(e), false)
+            }
+        })
+    }
+}
+
+impl From<&SendMessageResponse> for super::SendMessageResult {
+    fn from(r: &SendMessageResponse) -> Self {
+        match r {
+            SendMessageResponse::Task(t) => super::SendMessageResult::Task(Task::from(t)),
+            SendMessageResponse::Message(m) => super::SendMessageResult::Message(Message::from(m)),
+        }
+    }
+}
+
+impl TryFrom<super::SendMessageResult> for SendMessageResponse {
+    type Error = A2aError;
+
+    fn try_from(r: super::SendMessageResult) -> Result<Self, A2aError> {
+        Ok(match r {
+            super::SendMessageResult::Task(t) => SendMessageResponse::Task(v1::Task::try_from(t)?),
+            super::SendMessageResult::Message(m) => {
+                SendMessageResponse::Message(v1::Message::try_from(m)?)
             }
         })
     }

@@ -1,0 +1,110 @@
+//! The agent side: what an agent implements and what it is given.
+
+use std::sync::Arc;
+
+use a2a_types::{Message, SendMessageConfiguration, Task};
+use async_trait::async_trait;
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use crate::updater::TaskUpdater;
+
+/// An error an agent returns; it fails the task with its text as the reason.
+pub type AgentError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Per-call information taken from the transport (headers, negotiated version).
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct CallContext {
+    /// The protocol version the request used (`"1.0"` or `"0.3"`).
+    pub protocol_version: &'static str,
+    /// Extensions requested with `A2A-Extensions`.
+    pub extensions: Vec<String>,
+    /// The tenant of the request.
+    pub tenant: Option<String>,
+    /// The HTTP request headers (for agents that need credentials or tracing headers).
+    pub headers: http::HeaderMap,
+}
+
+impl CallContext {
+    /// A context for `protocol_version` with no headers.
+    pub fn new(protocol_version: &'static str) -> Self {
+        Self { protocol_version, ..Self::default() }
+    }
+}
+
+/// What an executor gets for one incoming message.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct RequestContext {
+    /// The task this message runs in (new or continued).
+    pub task_id: String,
+    /// The conversation.
+    pub context_id: String,
+    /// The client's message (with `taskId` and `contextId` filled in).
+    pub message: Message,
+    /// The task when the message continues one (its state before this message).
+    pub task: Option<Task>,
+    /// `SendMessageRequest.configuration`.
+    pub configuration: Option<SendMessageConfiguration>,
+    /// `SendMessageRequest.metadata`.
+    pub metadata: Option<Map<String, Value>>,
+    /// Transport-level information.
+    pub call: Arc<CallContext>,
+    /// Cancelled when the task is canceled (`CancelTask`) or the server shuts down.
+    /// Long-running agents should watch it (`token.cancelled().await`) and stop.
+    pub cancellation: CancellationToken,
+}
+
+impl RequestContext {
+    /// The text of the client's message (text parts joined).
+    pub fn user_text(&self) -> String {
+        self.message.text_content()
+    }
+
+    /// True once the task has been canceled.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancellation.is_cancelled()
+    }
+}
+
+/// What an executor gets when its task is canceled.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct CancelContext {
+    /// The task as it was when the cancel request arrived.
+    pub task: Task,
+    /// `CancelTaskRequest.metadata`.
+    pub metadata: Option<Map<String, Value>>,
+    /// Transport-level information.
+    pub call: Arc<CallContext>,
+}
+
+/// An agent.
+///
+/// `execute` runs once per incoming message, detached from the HTTP request that carried it:
+/// a client that disconnects or times out does not stop it. It reports progress through the
+/// [`TaskUpdater`] and must end its turn in one of these ways:
+/// - a direct reply with [`TaskUpdater::reply`] (no task is created), or
+/// - a terminal state (complete, fail, reject, cancel), or
+/// - an interrupted state (input required, auth required); the next message for the task
+///   runs `execute` again with [`RequestContext::task`] set.
+///
+/// Returning without any of these fails the task with a reason; returning `Err` fails it with
+/// the error's text; a panic fails it too and never takes the server down.
+///
+/// `cancel` is called by `CancelTask` after the request's cancellation token has fired. The
+/// default does nothing, and the runtime then marks the task canceled; an agent that must
+/// refuse returns `Err` (the caller gets `TaskNotCancelableError`). A running `execute` that
+/// ignores its token is aborted after a grace period.
+#[async_trait]
+pub trait AgentExecutor: Send + Sync + 'static {
+    /// Handles one message.
+    async fn execute(&self, ctx: RequestContext, updater: TaskUpdater) -> Result<(), AgentError>;
+
+    /// Handles a cancel request for a task of this agent.
+    async fn cancel(&self, ctx: CancelContext, updater: TaskUpdater) -> Result<(), AgentError> {
+        let _ = (ctx, updater);
+        Ok(())
+    }
+}

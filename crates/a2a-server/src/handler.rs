@@ -1,0 +1,341 @@
+//! Protocol semantics of one agent, independent of the transport: validation, the
+//! contextId/taskId rules, capability checks, blocking and streaming sends, history length.
+//! JSON-RPC (v1.0 and v0.3) and any other binding translate to and from these calls.
+
+use std::sync::Arc;
+
+use a2a_types::validate::Validate;
+use a2a_types::{
+    A2aError, AgentCard, CancelTaskRequest, GetTaskRequest, ListTasksRequest, ListTasksResponse,
+    Message, PartContent, SendMessageRequest, SendMessageResponse, SubscribeToTaskRequest, Task,
+    TaskState,
+};
+
+use crate::executor::CallContext;
+use crate::runtime::{StartRequest, StreamPayload, TaskEventStream, TaskRuntime, terminal_task};
+use crate::store::{StoreError, TaskQuery};
+
+/// Default `pageSize` of `ListTasks`.
+pub const DEFAULT_PAGE_SIZE: usize = 50;
+
+/// Settings of a [`RequestHandler`].
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct HandlerConfig {
+    /// History messages returned when a request does not say (`None`: all).
+    pub default_history_length: Option<usize>,
+    /// Upper bound on returned history messages, whatever the request asks (`None`: none).
+    pub max_history_length: Option<usize>,
+}
+
+/// Handles the A2A operations of one agent.
+#[derive(Debug)]
+pub struct RequestHandler {
+    runtime: TaskRuntime,
+    card: Arc<AgentCard>,
+    extended_card: Option<Arc<AgentCard>>,
+    config: HandlerConfig,
+}
+
+impl RequestHandler {
+    /// A handler for the agent described by `card` (its capabilities and input modes are
+    /// enforced) running on `runtime`.
+    pub fn new(runtime: TaskRuntime, card: AgentCard, config: HandlerConfig) -> Self {
+        Self { runtime, card: Arc::new(card), extended_card: None, config }
+    }
+
+    /// Serves `card` to `GetExtendedAgentCard` (the public card must declare
+    /// `capabilities.extendedAgentCard`).
+    pub fn with_extended_card(mut self, card: AgentCard) -> Self {
+        self.extended_card = Some(Arc::new(card));
+        self
+    }
+
+    /// The public card (interfaces are filled in by the transport that serves it).
+    pub fn card(&self) -> &Arc<AgentCard> {
+        &self.card
+    }
+
+    /// The runtime.
+    pub fn runtime(&self) -> &TaskRuntime {
+        &self.runtime
+    }
+
+    fn history_limit(&self, requested: Option<i32>) -> Option<usize> {
+        let n = requested.map(|n| usize::try_from(n).unwrap_or(0)).or(self.config.default_history_length);
+        match (n, self.config.max_history_length) {
+            (Some(n), Some(max)) => Some(n.min(max)),
+            (None, Some(max)) => Some(max),
+            (n, None) => n,
+        }
+    }
+
+    /// Rejects calls that do not opt in to an extension the card marks as required.
+    pub fn check_extensions(&self, call: &CallContext) -> Result<(), A2aError> {
+        for ext in &self.card.capabilities.extensions {
+            if ext.required && !call.extensions.iter().any(|e| e == &ext.uri) {
+                return Err(A2aError::ExtensionSupportRequired { uri: ext.uri.clone() });
+            }
+        }
+        Ok(())
+    }
+
+    fn check_streaming(&self) -> Result<(), A2aError> {
+        if self.card.capabilities.streaming == Some(true) {
+            Ok(())
+        } else {
+            Err(A2aError::unsupported("streaming is not supported by this agent"))
+        }
+    }
+
+    /// Rejects parts whose media type the agent does not accept.
+    fn check_content_types(&self, message: &Message) -> Result<(), A2aError> {
+        for part in &message.parts {
+            let media_type = match (&part.media_type, &part.content) {
+                (Some(t), _) => t.as_str(),
+                (None, PartContent::Text(_)) => "text/plain",
+                (None, PartContent::Data(_)) => "application/json",
+                (None, _) => continue,
+            };
+            if !self.accepts(media_type) {
+                return Err(A2aError::ContentTypeNotSupported { media_type: media_type.to_owned() });
+            }
+        }
+        Ok(())
+    }
+
+    fn accepts(&self, media_type: &str) -> bool {
+        let card = &*self.card;
+        if card.default_input_modes.is_empty() {
+            return true;
+        }
+        let skill_modes = card.skills.iter().flat_map(|s| s.input_modes.iter());
+        card.default_input_modes.iter().chain(skill_modes).any(|m| media_type_matches(m, media_type))
+    }
+
+    /// Validates a send and resolves its task and context.
+    async fn prepare(
+        &self,
+        req: SendMessageRequest,
+        call: Arc<CallContext>,
+    ) -> Result<StartRequest, A2aError> {
+        req.validate()?;
+        self.check_extensions(&call)?;
+        self.check_content_types(&req.message)?;
+        let SendMessageRequest { message: mut m, configuration, metadata, .. } = req;
+        let (task_id, context_id, existing) = match m.task_id.clone() {
+            Some(task_id) => {
+                let snap = self
+                    .runtime
+                    .store()
+                    .get(&task_id, None)
+                    .await
+                    .map_err(store_error)?
+                    .ok_or_else(|| A2aError::task_not_found(&task_id))?;
+                let task = snap.task;
+                if task.status.state.is_terminal() {
+                    return Err(terminal_task(&task_id, task.status.state));
+                }
+                if m.context_id.as_ref().is_some_and(|c| *c != task.context_id) {
+                    return Err(A2aError::invalid_field(
+                        "message.contextId",
+                        format!("does not match the context of task {task_id}"),
+                    ));
+                }
+                (task_id, task.context_id.clone(), Some(task))
+            }
+            None => (a2a_types::new_id(), m.context_id.clone().unwrap_or_else(a2a_types::new_id), None),
+        };
+        m.task_id = Some(task_id.clone());
+        m.context_id = Some(context_id.clone());
+        Ok(StartRequest {
+            task_id,
+            context_id,
+            message: m,
+            existing,
+            configuration,
+            metadata,
+            call,
+        })
+    }
+
+    async fn snapshot(&self, task_id: &str, history: Option<usize>) -> Result<Task, A2aError> {
+        self.runtime
+            .store()
+            .get(task_id, history)
+            .await
+            .map_err(store_error)?
+            .map(|s| s.task)
+            .ok_or_else(|| A2aError::task_not_found(task_id))
+    }
+
+    /// `SendMessage`: runs the message and, unless `returnImmediately`, waits until the task
+    /// is terminal or interrupted. A client that goes away does not stop the task.
+    pub async fn send_message(
+        &self,
+        req: SendMessageRequest,
+        call: Arc<CallContext>,
+    ) -> Result<SendMessageResponse, A2aError> {
+        let history = self.history_limit(req.history_length());
+        let return_immediately = req.return_immediately();
+        let start = self.prepare(req, call).await?;
+        let task_id = start.task_id.clone();
+        let started = self.runtime.start(start).await?;
+        let mut events = started.events;
+        if return_immediately {
+            if let Some(snap) = started.snapshot {
+                let mut task = snap.task;
+                if let Some(n) = history {
+                    task.truncate_history(n);
+                }
+                return Ok(SendMessageResponse::Task(task));
+            }
+            return match events.next().await {
+                Some(Ok(item)) => match item.payload {
+                    StreamPayload::Reply(m) => Ok(SendMessageResponse::Message(unwrap_arc(m))),
+                    _ => Ok(SendMessageResponse::Task(self.snapshot(&task_id, history).await?)),
+                },
+                Some(Err(e)) => Err(e),
+                None => Err(A2aError::internal("the task ended without events")),
+            };
+        }
+        while let Some(item) = events.next().await {
+            if let StreamPayload::Reply(m) = item?.payload {
+                return Ok(SendMessageResponse::Message(unwrap_arc(m)));
+            }
+        }
+        Ok(SendMessageResponse::Task(self.snapshot(&task_id, history).await?))
+    }
+
+    /// `SendStreamingMessage`: a single message event, or the task followed by its updates
+    /// until a terminal or interrupted state.
+    pub async fn send_streaming_message(
+        &self,
+        req: SendMessageRequest,
+        call: Arc<CallContext>,
+    ) -> Result<TaskEventStream, A2aError> {
+        self.check_streaming()?;
+        let history = self.history_limit(req.history_length());
+        let start = self.prepare(req, call).await?;
+        let started = self.runtime.start(start).await?;
+        Ok(match started.snapshot {
+            // A continued task starts with its snapshot; its (interrupted) state is the
+            // one being answered, so it does not end the stream.
+            Some(snap) => {
+                let mut task = snap.task;
+                if let Some(n) = history {
+                    task.truncate_history(n);
+                }
+                started.events.with_snapshot(task, snap.seq, false)
+            }
+            None => started.events,
+        })
+    }
+
+    /// `GetTask`.
+    pub async fn get_task(&self, req: GetTaskRequest) -> Result<Task, A2aError> {
+        req.validate()?;
+        self.snapshot(&req.id, self.history_limit(req.history_length)).await
+    }
+
+    /// `ListTasks`.
+    pub async fn list_tasks(&self, req: ListTasksRequest) -> Result<ListTasksResponse, A2aError> {
+        req.validate()?;
+        let page_size = req.page_size.map_or(DEFAULT_PAGE_SIZE, |n| n as usize);
+        let mut query = TaskQuery::default();
+        query.context_id = req.context_id;
+        query.status = req.status.filter(|s| *s != TaskState::Unspecified);
+        query.status_timestamp_after = req.status_timestamp_after;
+        query.page_size = page_size;
+        query.page_token = req.page_token;
+        query.history_length = self.history_limit(req.history_length);
+        query.include_artifacts = req.include_artifacts.unwrap_or(false);
+        let page = self.runtime.store().list(&query).await.map_err(|e| match e {
+            StoreError::InvalidPageToken => {
+                A2aError::invalid_field("pageToken", "is not a token issued by this server")
+            }
+            e => store_error(e),
+        })?;
+        let mut resp = ListTasksResponse::default();
+        resp.tasks = page.tasks;
+        resp.next_page_token = page.next_page_token;
+        resp.page_size = page_size as i32;
+        resp.total_size = i32::try_from(page.total_size).unwrap_or(i32::MAX);
+        Ok(resp)
+    }
+
+    /// `CancelTask`.
+    pub async fn cancel_task(
+        &self,
+        req: CancelTaskRequest,
+        call: Arc<CallContext>,
+    ) -> Result<Task, A2aError> {
+        req.validate()?;
+        self.runtime.cancel(&req.id, req.metadata, call, self.history_limit(None)).await
+    }
+
+    /// `SubscribeToTask`; `last_event_id` (SSE `Last-Event-ID`) resumes after that event.
+    pub async fn subscribe_to_task(
+        &self,
+        req: SubscribeToTaskRequest,
+        last_event_id: Option<u64>,
+    ) -> Result<TaskEventStream, A2aError> {
+        self.check_streaming()?;
+        req.validate()?;
+        self.runtime.subscribe(&req.id, last_event_id, self.history_limit(None)).await
+    }
+
+    /// The four push-notification config operations: this runtime does not deliver push
+    /// notifications, so they answer as the spec requires for an undeclared capability.
+    pub fn push_config_operation(&self) -> A2aError {
+        if self.card.capabilities.push_notifications == Some(true) {
+            A2aError::unsupported("push notification configs are not available on this server")
+        } else {
+            A2aError::PushNotificationNotSupported
+        }
+    }
+
+    /// `GetExtendedAgentCard`.
+    pub fn get_extended_agent_card(&self) -> Result<Arc<AgentCard>, A2aError> {
+        if self.card.capabilities.extended_agent_card != Some(true) {
+            return Err(A2aError::unsupported("this agent has no extended agent card"));
+        }
+        self.extended_card.clone().ok_or(A2aError::ExtendedAgentCardNotConfigured)
+    }
+}
+
+fn unwrap_arc(m: Arc<Message>) -> Message {
+    Arc::try_unwrap(m).unwrap_or_else(|m| (*m).clone())
+}
+
+fn store_error(e: StoreError) -> A2aError {
+    tracing::error!(error = %e, "task store failure");
+    A2aError::internal("the task store failed; see server logs")
+}
+
+/// `image/*` matches `image/png`; `*/*` and `*` match anything; parameters are ignored.
+fn media_type_matches(pattern: &str, media_type: &str) -> bool {
+    let strip = |s: &str| s.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    let (p, t) = (strip(pattern), strip(media_type));
+    if p == "*" || p == "*/*" || p == t {
+        return true;
+    }
+    match p.strip_suffix("/*") {
+        Some(major) => t.split('/').next() == Some(major),
+        None => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::media_type_matches;
+
+    #[test]
+    fn media_types() {
+        assert!(media_type_matches("text/plain", "text/plain; charset=utf-8"));
+        assert!(media_type_matches("image/*", "image/png"));
+        assert!(media_type_matches("*/*", "application/pdf"));
+        assert!(!media_type_matches("text/plain", "image/png"));
+        assert!(!media_type_matches("image/*", "text/plain"));
+    }
+}

@@ -1,0 +1,90 @@
+//! Assembling agents into an axum router and serving it.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::http::{StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::serve::ListenerExt;
+use tokio::net::TcpListener;
+
+use crate::handler::RequestHandler;
+use crate::transport::card::{self, CardCompat, CardEndpoint};
+use crate::transport::jsonrpc::{self, JsonRpcConfig, JsonRpcEndpoint};
+
+/// How agents are exposed.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct ServeOptions {
+    /// Public base URL (`https://agents.example.com`) to advertise in cards; default: the
+    /// address clients use to reach the server.
+    pub public_url: Option<String>,
+    /// Which card `/.well-known/agent-card.json` serves.
+    pub card_compat: CardCompat,
+    /// JSON-RPC limits.
+    pub jsonrpc: JsonRpcConfig,
+}
+
+/// The routes of one agent mounted at `path` (`""` for the root, else like `/a2a/echo`):
+/// JSON-RPC at `path` (with or without a trailing slash) and its cards under
+/// `path/.well-known/`. Returns the card endpoint too, for hosts that serve cards elsewhere.
+pub fn agent_routes(
+    handler: Arc<RequestHandler>,
+    path: &str,
+    opts: &ServeOptions,
+) -> (Router, Arc<CardEndpoint>) {
+    let path = path.trim_end_matches('/');
+    let rpc = Arc::new(JsonRpcEndpoint::new(handler.clone(), opts.jsonrpc));
+    let card = Arc::new(CardEndpoint::new(
+        handler.card().clone(),
+        path,
+        opts.public_url.clone(),
+        opts.card_compat,
+    ));
+    let mut rpc_router = Router::new().route(&format!("{path}/"), post(jsonrpc::handle));
+    if !path.is_empty() {
+        rpc_router = rpc_router.route(path, post(jsonrpc::handle));
+    }
+    let card_router = Router::new()
+        .route(&format!("{path}/.well-known/agent-card.json"), get(card::agent_card))
+        .route(&format!("{path}/.well-known/agent.json"), get(card::legacy_agent_card))
+        .with_state(card.clone());
+    (rpc_router.with_state(rpc).merge(card_router), card)
+}
+
+/// A JSON 404 for unknown paths.
+pub async fn not_found(uri: Uri) -> Response {
+    let body = serde_json::json!({
+        "error": { "code": 404, "status": "NOT_FOUND", "message": format!("no A2A endpoint at {}", uri.path()) }
+    });
+    (StatusCode::NOT_FOUND, axum::Json(body)).into_response()
+}
+
+/// Serves `router` on `listener` with `TCP_NODELAY` on every connection, a JSON 404
+/// fallback, panics turned into 500s, until `shutdown` resolves.
+pub async fn serve(
+    listener: TcpListener,
+    router: Router,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(error = %e, "could not set TCP_NODELAY");
+        }
+    });
+    let app = router
+        .fallback(not_found)
+        .layer(tower_http::catch_panic::CatchPanicLayer::custom(panic_response));
+    axum::serve(listener, app).with_graceful_shutdown(shutdown).await
+}
+
+fn panic_response(_: Box<dyn std::any::Any + Send + 'static>) -> Response {
+    tracing::error!("a request handler panicked");
+    let body = serde_json::json!({
+        "jsonrpc": "2.0", "id": null,
+        "error": { "code": -32603, "message": "Internal error" }
+    });
+    (StatusCode::INTERNAL_SERVER_ERROR, axum::Json(body)).into_response()
+}

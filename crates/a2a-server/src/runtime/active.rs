@@ -1,0 +1,124 @@
+//! The live side of one task: its single writer and its running executions.
+
+use std::sync::{Arc, Mutex};
+
+use a2a_types::TaskState;
+use tokio::task::AbortHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::bus::{BusEvent, EventBus};
+use crate::registry::Registered;
+use crate::store::{StoreError, TaskEvent, TaskEventRecord, TaskStore};
+use crate::updater::UpdaterError;
+
+/// A task that is being written to or executed on this replica.
+#[derive(Debug)]
+pub(crate) struct ActiveTask {
+    /// Serializes every write of the task on this replica, so that the log order, the
+    /// lifecycle checks and the publish order agree. Held across the store append on purpose.
+    pub(crate) writer: tokio::sync::Mutex<WriterState>,
+    /// Executions running for the task (usually one).
+    pub(crate) executions: Mutex<Vec<ExecutionSlot>>,
+}
+
+impl ActiveTask {
+    /// A task that does not exist yet.
+    pub(crate) fn new_task() -> Self {
+        Self::with_state(WriterState { loaded: true, ..WriterState::default() })
+    }
+
+    /// A task that exists in the store; its position is read on first write.
+    pub(crate) fn existing() -> Self {
+        Self::with_state(WriterState::default())
+    }
+
+    fn with_state(state: WriterState) -> Self {
+        Self { writer: tokio::sync::Mutex::new(state), executions: Mutex::new(Vec::new()) }
+    }
+
+    pub(crate) fn slots(&self) -> std::sync::MutexGuard<'_, Vec<ExecutionSlot>> {
+        self.executions.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// A running `execute` call.
+#[derive(Debug, Clone)]
+pub(crate) struct ExecutionSlot {
+    pub(crate) id: u64,
+    /// Fired by `CancelTask`.
+    pub(crate) cancel: CancellationToken,
+    /// Fired when the execution ends (normally or aborted).
+    pub(crate) done: CancellationToken,
+    /// Aborts the spawned execution (set right after spawning).
+    pub(crate) abort: Option<AbortHandle>,
+}
+
+/// What the writer knows about the task's log.
+#[derive(Debug, Default)]
+pub(crate) struct WriterState {
+    /// `seq` and `state` reflect the store.
+    pub(crate) loaded: bool,
+    /// The task exists in the store.
+    pub(crate) created: bool,
+    /// Last sequence number.
+    pub(crate) seq: u64,
+    /// Current state.
+    pub(crate) state: TaskState,
+    /// Artifacts whose last chunk was sent.
+    pub(crate) closed_artifacts: Vec<String>,
+}
+
+impl WriterState {
+    /// Reads the task's position from the store.
+    pub(crate) async fn load(
+        &mut self,
+        store: &dyn TaskStore,
+        task_id: &str,
+    ) -> Result<(), UpdaterError> {
+        let snap = store
+            .get(task_id, Some(0))
+            .await
+            .map_err(UpdaterError::Store)?
+            .ok_or_else(|| UpdaterError::Store(StoreError::NotFound(task_id.to_owned())))?;
+        self.seq = snap.seq;
+        self.state = snap.task.status.state;
+        self.created = true;
+        self.loaded = true;
+        Ok(())
+    }
+
+    /// Appends `events` (the caller has checked the lifecycle), publishes the records and
+    /// advances the position.
+    pub(crate) async fn append(
+        &mut self,
+        store: &dyn TaskStore,
+        bus: &dyn EventBus,
+        task_id: &str,
+        events: Vec<TaskEvent>,
+    ) -> Result<Vec<Arc<TaskEventRecord>>, UpdaterError> {
+        let records = match store.append(task_id, self.seq, events).await {
+            Ok(r) => r,
+            Err(e @ StoreError::Conflict { .. }) => {
+                // Another replica wrote; re-read so the next write starts from the truth.
+                self.load(store, task_id).await?;
+                return Err(UpdaterError::Store(e));
+            }
+            Err(e) => return Err(UpdaterError::Store(e)),
+        };
+        for r in &records {
+            if let TaskEvent::Artifact(a) = &r.event {
+                if a.last_chunk && !self.closed_artifacts.contains(&a.artifact.artifact_id) {
+                    self.closed_artifacts.push(a.artifact.artifact_id.clone());
+                }
+            }
+            self.seq = r.seq;
+            self.state = r.state;
+            bus.publish(task_id, BusEvent::Record(r.clone()));
+        }
+        self.created = true;
+        Ok(records)
+    }
+}
+
+/// Shorthand for the registry entry of an active task.
+pub(crate) type ActiveRef = Arc<Registered<ActiveTask>>;

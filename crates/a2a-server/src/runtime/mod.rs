@@ -1,0 +1,411 @@
+//! The task runtime: runs executors detached from requests, owns the write path of every
+//! task, fans events out and carries out cancellation.
+
+pub(crate) mod active;
+mod stream;
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use a2a_types::{A2aError, Message, SendMessageConfiguration, Task, TaskState};
+use futures::FutureExt;
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+pub use stream::{StreamItem, StreamPayload, TaskEventStream};
+
+use self::active::{ActiveRef, ActiveTask, ExecutionSlot};
+use self::stream::ClosePolicy;
+use crate::bus::EventBus;
+use crate::executor::{AgentError, AgentExecutor, CallContext, CancelContext, RequestContext};
+use crate::registry::WeakRegistry;
+use crate::store::{TaskEvent, TaskSnapshot, TaskStore};
+use crate::updater::{TaskUpdater, UpdaterError};
+
+/// Settings of the runtime.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RuntimeConfig {
+    /// How long a canceled execution may keep running before it is aborted.
+    pub cancel_grace: Duration,
+    /// Close streams on `TASK_STATE_AUTH_REQUIRED` (default) or keep them open while the
+    /// credentials arrive out of band.
+    pub close_stream_on_auth_required: bool,
+}
+
+impl Default for RuntimeConfig {
+    fn default() -> Self {
+        Self { cancel_grace: Duration::from_secs(5), close_stream_on_auth_required: true }
+    }
+}
+
+/// Everything `start` needs to run one message.
+#[derive(Debug)]
+pub(crate) struct StartRequest {
+    pub(crate) task_id: String,
+    pub(crate) context_id: String,
+    /// The client message, ids filled in.
+    pub(crate) message: Message,
+    /// The task being continued, if any.
+    pub(crate) existing: Option<Task>,
+    pub(crate) configuration: Option<SendMessageConfiguration>,
+    pub(crate) metadata: Option<Map<String, Value>>,
+    pub(crate) call: Arc<CallContext>,
+}
+
+/// A started execution: its event stream was subscribed before the executor ran.
+#[derive(Debug)]
+pub(crate) struct Started {
+    pub(crate) events: TaskEventStream,
+    /// For a continued task: the snapshot right after the client message was logged.
+    pub(crate) snapshot: Option<TaskSnapshot>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    executor: Arc<dyn AgentExecutor>,
+    store: Arc<dyn TaskStore>,
+    bus: Arc<dyn EventBus>,
+    active: WeakRegistry<ActiveTask>,
+    config: RuntimeConfig,
+    next_execution: AtomicU64,
+    shutdown: CancellationToken,
+}
+
+impl std::fmt::Debug for dyn AgentExecutor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AgentExecutor")
+    }
+}
+
+impl std::fmt::Debug for dyn TaskStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TaskStore")
+    }
+}
+
+/// Runs one agent's tasks. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct TaskRuntime {
+    shared: Arc<Shared>,
+}
+
+impl TaskRuntime {
+    /// A runtime for `executor` over `store` and `bus`.
+    pub fn new(
+        executor: Arc<dyn AgentExecutor>,
+        store: Arc<dyn TaskStore>,
+        bus: Arc<dyn EventBus>,
+        config: RuntimeConfig,
+    ) -> Self {
+        Self {
+            shared: Arc::new(Shared {
+                executor,
+                store,
+                bus,
+                active: WeakRegistry::default(),
+                config,
+                next_execution: AtomicU64::new(1),
+                shutdown: CancellationToken::new(),
+            }),
+        }
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Arc<dyn TaskStore> {
+        &self.shared.store
+    }
+
+    /// Cancels the tokens of every running execution (server shutdown).
+    pub fn shutdown(&self) {
+        self.shared.shutdown.cancel();
+    }
+
+    /// Number of tasks being written or executed on this replica.
+    pub fn active_tasks(&self) -> usize {
+        self.shared.active.len()
+    }
+
+    fn policy(&self) -> ClosePolicy {
+        ClosePolicy { on_auth_required: self.shared.config.close_stream_on_auth_required }
+    }
+
+    fn active(&self, task_id: &str, exists: bool) -> ActiveRef {
+        self.shared.active.get_or_insert_with(task_id, || {
+            if exists { ActiveTask::existing() } else { ActiveTask::new_task() }
+        })
+    }
+
+    /// Logs the message (for a continued task), then spawns the executor.
+    pub(crate) async fn start(&self, req: StartRequest) -> Result<Started, A2aError> {
+        let sh = &self.shared;
+        let sub = sh.bus.subscribe(&req.task_id);
+        let exists = req.existing.is_some();
+        let active = self.active(&req.task_id, exists);
+        let mut cursor = 0;
+        let mut snapshot = None;
+        if exists {
+            let mut w = active.writer.lock().await;
+            if !w.loaded {
+                w.load(&*sh.store, &req.task_id).await.map_err(internal)?;
+            }
+            if w.state.is_terminal() {
+                return Err(terminal_task(&req.task_id, w.state));
+            }
+            let event = TaskEvent::UserMessage(req.message.clone());
+            w.append(&*sh.store, &*sh.bus, &req.task_id, vec![event]).await.map_err(internal)?;
+            cursor = w.seq;
+            snapshot = sh.store.get(&req.task_id, None).await.map_err(internal)?;
+        }
+
+        let cancel = sh.shutdown.child_token();
+        let done = CancellationToken::new();
+        let id = sh.next_execution.fetch_add(1, Ordering::Relaxed);
+        let updater = TaskUpdater::new(
+            req.task_id.clone(),
+            req.context_id.clone(),
+            active.clone(),
+            sh.store.clone(),
+            sh.bus.clone(),
+            (!exists).then(|| req.message.clone()),
+        );
+        let ctx = RequestContext {
+            task_id: req.task_id.clone(),
+            context_id: req.context_id,
+            message: req.message,
+            task: req.existing,
+            configuration: req.configuration,
+            metadata: req.metadata,
+            call: req.call,
+            cancellation: cancel.clone(),
+        };
+        active.slots().push(ExecutionSlot {
+            id,
+            cancel: cancel.clone(),
+            done: done.clone(),
+            abort: None,
+        });
+        let guard = ExecutionGuard { active: active.clone(), id, done };
+        let executor = sh.executor.clone();
+        let handle = tokio::spawn(run_execution(executor, ctx, updater, cancel, guard));
+        if let Some(slot) = active.slots().iter_mut().find(|s| s.id == id) {
+            slot.abort = Some(handle.abort_handle());
+        }
+        let events =
+            TaskEventStream::new(req.task_id, sh.store.clone(), sub, cursor, self.policy());
+        Ok(Started { events, snapshot })
+    }
+
+    /// Cancels a task: asks the executor, fires the cancellation token of its running
+    /// executions, records `TASK_STATE_CANCELED` and returns the task.
+    pub async fn cancel(
+        &self,
+        task_id: &str,
+        metadata: Option<Map<String, Value>>,
+        call: Arc<CallContext>,
+        history_length: Option<usize>,
+    ) -> Result<Task, A2aError> {
+        let sh = &self.shared;
+        let snap = sh
+            .store
+            .get(task_id, Some(0))
+            .await
+            .map_err(internal)?
+            .ok_or_else(|| A2aError::task_not_found(task_id))?;
+        let state = snap.task.status.state;
+        if state.is_terminal() {
+            return Err(A2aError::TaskNotCancelable { task_id: task_id.to_owned(), state });
+        }
+        let active = self.active(task_id, true);
+        let updater = TaskUpdater::new(
+            task_id.to_owned(),
+            snap.task.context_id.clone(),
+            active.clone(),
+            sh.store.clone(),
+            sh.bus.clone(),
+            None,
+        );
+        let ctx = CancelContext { task: snap.task, metadata, call };
+        let refused = match AssertUnwindSafe(sh.executor.cancel(ctx, updater.clone()))
+            .catch_unwind()
+            .await
+        {
+            Ok(Ok(())) => None,
+            Ok(Err(e)) => Some(e.to_string()),
+            Err(_) => Some("the agent panicked while canceling".to_owned()),
+        };
+        if let Some(reason) = refused {
+            tracing::info!(task_id, %reason, "agent refused to cancel");
+            let state = self.current_state(task_id).await?;
+            return Err(A2aError::TaskNotCancelable { task_id: task_id.to_owned(), state });
+        }
+        let slots: Vec<ExecutionSlot> = active.slots().clone();
+        for slot in &slots {
+            slot.cancel.cancel();
+        }
+        match updater.cancel(None).await {
+            Ok(()) | Err(UpdaterError::TaskClosed(TaskState::Canceled)) => {}
+            Err(UpdaterError::TaskClosed(state)) => {
+                return Err(A2aError::TaskNotCancelable { task_id: task_id.to_owned(), state });
+            }
+            Err(e) => return Err(internal(e)),
+        }
+        let grace = sh.config.cancel_grace;
+        for slot in slots {
+            tokio::spawn(async move {
+                tokio::select! {
+                    () = slot.done.cancelled() => {}
+                    () = tokio::time::sleep(grace) => {
+                        if let Some(abort) = slot.abort {
+                            tracing::warn!("aborting an execution that ignored its cancellation");
+                            abort.abort();
+                        }
+                    }
+                }
+            });
+        }
+        let snap = sh
+            .store
+            .get(task_id, history_length)
+            .await
+            .map_err(internal)?
+            .ok_or_else(|| A2aError::task_not_found(task_id))?;
+        Ok(snap.task)
+    }
+
+    async fn current_state(&self, task_id: &str) -> Result<TaskState, A2aError> {
+        Ok(self
+            .shared
+            .store
+            .get(task_id, Some(0))
+            .await
+            .map_err(internal)?
+            .map(|s| s.task.status.state)
+            .unwrap_or_default())
+    }
+
+    /// Follows an existing task: the current snapshot first (or, with `after_seq`, the
+    /// events logged after it), then live events until a terminal or interrupted state.
+    pub async fn subscribe(
+        &self,
+        task_id: &str,
+        after_seq: Option<u64>,
+        history_length: Option<usize>,
+    ) -> Result<TaskEventStream, A2aError> {
+        let sh = &self.shared;
+        // Subscribe before reading, so nothing falls between the read and the first event.
+        let sub = sh.bus.subscribe(task_id);
+        let snap = sh
+            .store
+            .get(task_id, history_length)
+            .await
+            .map_err(internal)?
+            .ok_or_else(|| A2aError::task_not_found(task_id))?;
+        let state = snap.task.status.state;
+        match after_seq {
+            Some(after) if after < snap.seq => {
+                let backlog = sh.store.events_after(task_id, after).await.map_err(internal)?;
+                let cursor = after;
+                Ok(TaskEventStream::new(task_id.to_owned(), sh.store.clone(), sub, cursor, self.policy())
+                    .with_backlog(backlog))
+            }
+            _ => {
+                if state.is_terminal() {
+                    return Err(terminal_task(task_id, state));
+                }
+                let closes = self.policy().closes(state);
+                Ok(TaskEventStream::new(
+                    task_id.to_owned(),
+                    sh.store.clone(),
+                    sub,
+                    snap.seq,
+                    self.policy(),
+                )
+                .with_snapshot(snap.task, snap.seq, closes))
+            }
+        }
+    }
+}
+
+fn internal(e: impl std::fmt::Display) -> A2aError {
+    tracing::error!(error = %e, "task runtime failure");
+    A2aError::internal("the task store failed; see server logs")
+}
+
+pub(crate) fn terminal_task(task_id: &str, state: TaskState) -> A2aError {
+    A2aError::unsupported(format!(
+        "task {task_id} is in terminal state {state} and cannot accept further messages or subscriptions"
+    ))
+}
+
+/// Removes the execution's slot and signals its end, whether it finished or was aborted.
+struct ExecutionGuard {
+    active: ActiveRef,
+    id: u64,
+    done: CancellationToken,
+}
+
+impl Drop for ExecutionGuard {
+    fn drop(&mut self) {
+        self.active.slots().retain(|s| s.id != self.id);
+        self.done.cancel();
+    }
+}
+
+async fn run_execution(
+    executor: Arc<dyn AgentExecutor>,
+    ctx: RequestContext,
+    updater: TaskUpdater,
+    cancel: CancellationToken,
+    guard: ExecutionGuard,
+) {
+    let result = AssertUnwindSafe(executor.execute(ctx, updater.clone())).catch_unwind().await;
+    finish(&updater, result, &cancel).await;
+    drop(guard);
+}
+
+/// Ends a turn the executor left open: a task always ends its turn in a terminal or
+/// interrupted state, so waiters and streams never hang.
+async fn finish(
+    updater: &TaskUpdater,
+    result: Result<Result<(), AgentError>, Box<dyn std::any::Any + Send>>,
+    cancel: &CancellationToken,
+) {
+    let task_id = updater.task_id();
+    let reason = match &result {
+        Ok(Ok(())) => None,
+        Ok(Err(e)) => Some(format!("agent error: {e}")),
+        Err(panic) => {
+            let msg = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".to_owned());
+            Some(format!("agent panicked: {msg}"))
+        }
+    };
+    if updater.turn_ended() {
+        if let Some(reason) = reason {
+            tracing::warn!(task_id, %reason, "agent failed after ending its turn");
+        }
+        return;
+    }
+    let (state, text) = if cancel.is_cancelled() {
+        (TaskState::Canceled, "task canceled".to_owned())
+    } else {
+        let text = reason.unwrap_or_else(|| {
+            "agent returned without a final state (completed, failed, rejected, canceled, input or auth required)"
+                .to_owned()
+        });
+        (TaskState::Failed, text)
+    };
+    if state == TaskState::Failed {
+        tracing::warn!(task_id, reason = %text, "failing task");
+    }
+    match updater.update_status(state, Some(updater.agent_text(text))).await {
+        Ok(()) | Err(UpdaterError::TaskClosed(_)) => {}
+        Err(e) => tracing::error!(task_id, error = %e, "could not end the task's turn"),
+    }
+}

@@ -1,0 +1,204 @@
+//! A task's events as a stream: backlog from the log, then live events from the bus.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use a2a_types::{A2aError, Message, StreamResponseRef, Task, TaskState};
+
+use crate::bus::{BusEvent, BusSubscription, RecvError};
+use crate::store::{TaskEvent, TaskEventRecord, TaskStore};
+
+/// The content of one stream event.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum StreamPayload {
+    /// A logged event (task creation, status or artifact update).
+    Record(Arc<TaskEventRecord>),
+    /// A task snapshot (first event of a subscription or continuation).
+    Snapshot(Box<Task>),
+    /// A direct message reply.
+    Reply(Arc<Message>),
+}
+
+/// One event of a task stream.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct StreamItem {
+    /// Log position (the SSE event id); 0 for a direct reply.
+    pub seq: u64,
+    /// The event.
+    pub payload: StreamPayload,
+    /// The stream ends after this event.
+    pub is_final: bool,
+}
+
+impl StreamItem {
+    /// The event as a (borrowed) `StreamResponse`.
+    pub fn response(&self) -> StreamResponseRef<'_> {
+        match &self.payload {
+            StreamPayload::Snapshot(t) => StreamResponseRef::Task(t),
+            StreamPayload::Reply(m) => StreamResponseRef::Message(m),
+            StreamPayload::Record(r) => match &r.event {
+                TaskEvent::Created(t) => StreamResponseRef::Task(t),
+                TaskEvent::Status(s) => StreamResponseRef::StatusUpdate(s),
+                TaskEvent::Artifact(a) => StreamResponseRef::ArtifactUpdate(a),
+                // Never turned into an item (see `TaskEventStream::item`).
+                TaskEvent::UserMessage(m) => StreamResponseRef::Message(m),
+            },
+        }
+    }
+}
+
+/// Which states end a stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ClosePolicy {
+    /// Close on `TASK_STATE_AUTH_REQUIRED` too (the spec's streaming guide), or keep the
+    /// stream open while credentials arrive out of band (§7.6.1).
+    pub(crate) on_auth_required: bool,
+}
+
+impl ClosePolicy {
+    pub(crate) fn closes(self, state: TaskState) -> bool {
+        state.is_terminal()
+            || state == TaskState::InputRequired
+            || (state == TaskState::AuthRequired && self.on_auth_required)
+    }
+}
+
+/// Follows one task: yields an optional first item, then the log from a cursor, then live
+/// events, never losing or repeating one. A subscriber that lags behind the bus re-reads
+/// the log, so a slow reader never blocks the agent.
+#[derive(Debug)]
+pub struct TaskEventStream {
+    task_id: String,
+    store: Arc<dyn TaskStore>,
+    sub: BusSubscription,
+    cursor: u64,
+    first: Option<StreamItem>,
+    backlog: VecDeque<Arc<TaskEventRecord>>,
+    policy: ClosePolicy,
+    done: bool,
+}
+
+impl TaskEventStream {
+    pub(crate) fn new(
+        task_id: String,
+        store: Arc<dyn TaskStore>,
+        sub: BusSubscription,
+        cursor: u64,
+        policy: ClosePolicy,
+    ) -> Self {
+        Self {
+            task_id,
+            store,
+            sub,
+            cursor,
+            first: None,
+            backlog: VecDeque::new(),
+            policy,
+            done: false,
+        }
+    }
+
+    /// Starts with a task snapshot; `closes` says whether the stream ends right after it.
+    pub(crate) fn with_snapshot(mut self, task: Task, seq: u64, closes: bool) -> Self {
+        self.first = Some(StreamItem {
+            seq,
+            payload: StreamPayload::Snapshot(Box::new(task)),
+            is_final: closes,
+        });
+        self
+    }
+
+    /// Replays these records before live events.
+    pub(crate) fn with_backlog(mut self, records: Vec<Arc<TaskEventRecord>>) -> Self {
+        self.backlog.extend(records);
+        self
+    }
+
+    /// The task followed.
+    pub fn task_id(&self) -> &str {
+        &self.task_id
+    }
+
+    fn item(&mut self, r: Arc<TaskEventRecord>) -> Option<StreamItem> {
+        if r.seq <= self.cursor {
+            return None;
+        }
+        self.cursor = r.seq;
+        let is_final = match r.event {
+            TaskEvent::Created(_) | TaskEvent::Status(_) => self.policy.closes(r.state),
+            TaskEvent::Artifact(_) => false,
+            TaskEvent::UserMessage(_) => return None,
+        };
+        Some(StreamItem { seq: r.seq, payload: StreamPayload::Record(r), is_final })
+    }
+
+    async fn catch_up(&mut self) -> Result<(), A2aError> {
+        let records = self
+            .store
+            .events_after(&self.task_id, self.cursor)
+            .await
+            .map_err(|e| A2aError::internal(format!("reading task log: {e}")))?;
+        self.backlog.extend(records);
+        Ok(())
+    }
+
+    /// The next event, `None` once the stream is over.
+    pub async fn next(&mut self) -> Option<Result<StreamItem, A2aError>> {
+        if self.done {
+            return None;
+        }
+        if let Some(first) = self.first.take() {
+            self.done = first.is_final;
+            return Some(Ok(first));
+        }
+        loop {
+            while let Some(r) = self.backlog.pop_front() {
+                if let Some(item) = self.item(r) {
+                    self.done = item.is_final;
+                    return Some(Ok(item));
+                }
+            }
+            match self.sub.recv().await {
+                Ok(BusEvent::Record(r)) => {
+                    if r.seq > self.cursor + 1 {
+                        // Published before we subscribed or skipped: fill the gap from the log.
+                        if let Err(e) = self.catch_up().await {
+                            self.done = true;
+                            return Some(Err(e));
+                        }
+                        continue;
+                    }
+                    if let Some(item) = self.item(r) {
+                        self.done = item.is_final;
+                        return Some(Ok(item));
+                    }
+                }
+                Ok(BusEvent::Reply(m)) => {
+                    self.done = true;
+                    return Some(Ok(StreamItem {
+                        seq: 0,
+                        payload: StreamPayload::Reply(m),
+                        is_final: true,
+                    }));
+                }
+                Err(RecvError::Lagged(_)) => {
+                    if let Err(e) = self.catch_up().await {
+                        self.done = true;
+                        return Some(Err(e));
+                    }
+                }
+                Err(RecvError::Closed) => {
+                    self.done = true;
+                    return None;
+                }
+            }
+        }
+    }
+
+    /// This stream as a `futures::Stream`.
+    pub fn into_stream(self) -> impl futures::Stream<Item = Result<StreamItem, A2aError>> + Send {
+        futures::stream::unfold(self, |mut s| async move { s.next().await.map(|i| (i, s)) })
+    }
+}

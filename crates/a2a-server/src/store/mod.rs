@@ -1,0 +1,261 @@
+//! Task persistence: the per-task append-only event log and its snapshot projection.
+//!
+//! Every task is a log of [`TaskEvent`]s with strictly increasing sequence numbers starting
+//! at 1. The snapshot (status, artifacts, history) is the projection of the log by
+//! [`apply_event`]; stores keep it up to date on every append instead of rewriting whole
+//! tasks. Appends carry the sequence number the writer last saw (`expected_seq`), so two
+//! writers can never silently overwrite each other.
+
+mod memory;
+
+use std::sync::Arc;
+
+use a2a_types::{
+    Message, Task, TaskArtifactUpdateEvent, TaskState, TaskStatusUpdateEvent,
+};
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+pub use memory::{InMemoryTaskStore, InMemoryTaskStoreConfig};
+
+/// One entry of a task's log.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum TaskEvent {
+    /// The task was created with this initial snapshot (always the first event).
+    Created(Task),
+    /// The status changed.
+    Status(TaskStatusUpdateEvent),
+    /// An artifact was added, replaced or extended.
+    Artifact(TaskArtifactUpdateEvent),
+    /// A client message continued the task (added to the history).
+    UserMessage(Message),
+}
+
+/// A logged event with its sequence number and the task state after it.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct TaskEventRecord {
+    /// Position in the task's log, from 1.
+    pub seq: u64,
+    /// The task state once this event is applied.
+    pub state: TaskState,
+    /// The event.
+    pub event: TaskEvent,
+}
+
+impl TaskEventRecord {
+    /// A record.
+    pub fn new(seq: u64, state: TaskState, event: TaskEvent) -> Self {
+        Self { seq, state, event }
+    }
+}
+
+/// A task snapshot together with the sequence number of the last event it reflects.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct TaskSnapshot {
+    /// The projection.
+    pub task: Task,
+    /// The last applied sequence number.
+    pub seq: u64,
+}
+
+/// Filters, order and page of a task listing.
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub struct TaskQuery {
+    /// Only tasks of this context.
+    pub context_id: Option<String>,
+    /// Only tasks in this state.
+    pub status: Option<TaskState>,
+    /// Only tasks whose status timestamp is at or after this time.
+    pub status_timestamp_after: Option<DateTime<Utc>>,
+    /// Page size (already validated, 1..=100).
+    pub page_size: usize,
+    /// Resume after this cursor (from a previous page's `next_page_token`).
+    pub page_token: Option<String>,
+    /// Keep at most this many history messages per task (`None`: all).
+    pub history_length: Option<usize>,
+    /// Keep artifacts.
+    pub include_artifacts: bool,
+}
+
+/// One page of tasks.
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub struct TaskPage {
+    /// The tasks, newest status first.
+    pub tasks: Vec<Task>,
+    /// Cursor of the next page, empty on the last one.
+    pub next_page_token: String,
+    /// Number of tasks matching the filters.
+    pub total_size: usize,
+}
+
+/// Errors of a [`TaskStore`].
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// The task does not exist.
+    #[error("task {0} not found")]
+    NotFound(String),
+    /// The task already exists (create with `expected_seq == 0`).
+    #[error("task {0} already exists")]
+    AlreadyExists(String),
+    /// Another writer appended first.
+    #[error("task {task_id}: expected sequence {expected}, store is at {actual}")]
+    Conflict {
+        /// The task.
+        task_id: String,
+        /// What the writer expected.
+        expected: u64,
+        /// Where the log is.
+        actual: u64,
+    },
+    /// The first event of a new task must be [`TaskEvent::Created`].
+    #[error("task {0}: the first event must be Created")]
+    NotCreated(String),
+    /// A page token that this store did not issue.
+    #[error("invalid page token")]
+    InvalidPageToken,
+    /// Encoding or decoding failed.
+    #[error("serialization: {0}")]
+    Serialization(#[source] serde_json::Error),
+    /// The backend failed.
+    #[error("backend: {0}")]
+    Backend(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
+/// Durable storage of task logs and snapshots.
+///
+/// Contract (checked by the shared conformance suite in `tests/store_conformance.rs`):
+/// - `append` with `expected_seq == 0` creates the task; its first event must be
+///   [`TaskEvent::Created`]; an existing task gives [`StoreError::AlreadyExists`].
+/// - `append` with `expected_seq > 0` succeeds only when the log's last sequence number is
+///   exactly `expected_seq`, else [`StoreError::Conflict`]; events get `expected_seq + 1`,
+///   `+ 2`, … and the snapshot is updated with [`apply_event`] in the same atomic step.
+/// - The records returned are the ones stored, with the state after each event.
+/// - `events_after(id, n)` returns the records with `seq > n` in order.
+/// - `list` orders by status timestamp, newest first (ties by task id, descending), and
+///   pages with opaque cursors that stay valid while tasks are added.
+/// - Implementations may evict old terminal tasks (documented per implementation); they
+///   never evict a task that is not terminal.
+#[async_trait]
+pub trait TaskStore: Send + Sync + 'static {
+    /// Appends `events` to the log of `task_id` after `expected_seq`.
+    async fn append(
+        &self,
+        task_id: &str,
+        expected_seq: u64,
+        events: Vec<TaskEvent>,
+    ) -> Result<Vec<Arc<TaskEventRecord>>, StoreError>;
+
+    /// The current snapshot, with at most `history_length` recent history messages.
+    async fn get(
+        &self,
+        task_id: &str,
+        history_length: Option<usize>,
+    ) -> Result<Option<TaskSnapshot>, StoreError>;
+
+    /// The records with `seq > after_seq`, in order.
+    async fn events_after(
+        &self,
+        task_id: &str,
+        after_seq: u64,
+    ) -> Result<Vec<Arc<TaskEventRecord>>, StoreError>;
+
+    /// A page of tasks.
+    async fn list(&self, query: &TaskQuery) -> Result<TaskPage, StoreError>;
+}
+
+/// Applies one event to a snapshot. Shared by every store so that all of them project the
+/// log the same way.
+///
+/// History follows the reference SDK: when the status changes or a client message arrives,
+/// the previous status message moves into the history.
+pub fn apply_event(task: &mut Task, event: &TaskEvent) {
+    match event {
+        TaskEvent::Created(t) => *task = t.clone(),
+        TaskEvent::Status(e) => {
+            if let Some(m) = task.status.message.take() {
+                task.history.push(m);
+            }
+            if let Some(md) = &e.metadata {
+                task.metadata.get_or_insert_with(Default::default).extend(md.clone());
+            }
+            task.status = e.status.clone();
+        }
+        TaskEvent::Artifact(e) => apply_artifact(task, e),
+        TaskEvent::UserMessage(m) => {
+            if let Some(prev) = task.status.message.take() {
+                task.history.push(prev);
+            }
+            task.history.push(m.clone());
+        }
+    }
+}
+
+fn apply_artifact(task: &mut Task, e: &TaskArtifactUpdateEvent) {
+    let existing = task.artifacts.iter_mut().find(|a| a.artifact_id == e.artifact.artifact_id);
+    match existing {
+        Some(a) if e.append => {
+            a.parts.extend(e.artifact.parts.iter().cloned());
+            if let Some(md) = &e.artifact.metadata {
+                a.metadata.get_or_insert_with(Default::default).extend(md.clone());
+            }
+            if e.artifact.name.is_some() {
+                a.name.clone_from(&e.artifact.name);
+            }
+            if e.artifact.description.is_some() {
+                a.description.clone_from(&e.artifact.description);
+            }
+        }
+        Some(a) => *a = e.artifact.clone(),
+        None => task.artifacts.push(e.artifact.clone()),
+    }
+}
+
+/// The state a snapshot is in after `events` (for stores that do not keep the task in memory).
+pub fn state_after(initial: TaskState, events: &[TaskEvent]) -> TaskState {
+    events.iter().fold(initial, |s, e| match e {
+        TaskEvent::Created(t) => t.status.state,
+        TaskEvent::Status(u) => u.status.state,
+        _ => s,
+    })
+}
+
+/// Encodes a listing cursor: the sort key of the last task of a page.
+pub fn encode_page_token(timestamp: Option<DateTime<Utc>>, task_id: &str) -> String {
+    use base64::Engine;
+    let millis = timestamp.map_or(0, |t| t.timestamp_millis());
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("{millis}:{task_id}"))
+}
+
+/// Decodes a cursor made by [`encode_page_token`].
+pub fn decode_page_token(token: &str) -> Result<(i64, String), StoreError> {
+    use base64::Engine;
+    let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(token)
+        .map_err(|_| StoreError::InvalidPageToken)?;
+    let s = String::from_utf8(raw).map_err(|_| StoreError::InvalidPageToken)?;
+    let (millis, id) = s.split_once(':').ok_or(StoreError::InvalidPageToken)?;
+    let millis = millis.parse().map_err(|_| StoreError::InvalidPageToken)?;
+    Ok((millis, id.to_owned()))
+}
+
+/// Sort key of a task in listings: newest status first, then task id descending.
+pub fn sort_key(task: &Task) -> (i64, &str) {
+    (task.status.timestamp.map_or(0, |t| t.timestamp_millis()), task.id.as_str())
+}
+
+/// Shapes a stored task for a listing: history cut, artifacts dropped unless asked for.
+pub fn shape_for_listing(mut task: Task, query: &TaskQuery) -> Task {
+    if let Some(n) = query.history_length {
+        task.truncate_history(n);
+    }
+    if !query.include_artifacts {
+        task.artifacts.clear();
+    }
+    task
+}

@@ -1,0 +1,155 @@
+//! Serving agent cards: the strict v1.0 card at `/.well-known/agent-card.json`, a
+//! v0.3-shaped card at the legacy `/.well-known/agent.json`, with `ETag` and
+//! `Cache-Control`.
+
+use std::sync::{Arc, Mutex};
+
+use a2a_types::{AgentCard, AgentInterface, binding, v03};
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+
+/// Which card `/.well-known/agent-card.json` serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum CardCompat {
+    /// The strict v1.0 card (strict v1.0 validators reject unknown v0.3 fields).
+    #[default]
+    Strict,
+    /// The v1.0 card plus the v0.3 fields (`url`, `protocolVersion`, `preferredTransport`,
+    /// `additionalInterfaces`), for deployments whose clients only read v0.3 cards.
+    V03Merged,
+}
+
+/// `Cache-Control` of served cards.
+const CACHE_CONTROL: &str = "public, max-age=300";
+
+#[derive(Debug)]
+struct Rendered {
+    base: String,
+    card: (Bytes, String),
+    legacy: (Bytes, String),
+}
+
+/// Serves one agent's cards.
+#[derive(Debug)]
+pub struct CardEndpoint {
+    template: Arc<AgentCard>,
+    path: String,
+    public_url: Option<String>,
+    compat: CardCompat,
+    cache: Mutex<Option<Arc<Rendered>>>,
+}
+
+impl CardEndpoint {
+    /// Serves `template` for the agent mounted at `path` (`""` for the root). The card's
+    /// `supportedInterfaces` point at `public_url` + `path` when a public URL is set, else at
+    /// the address the client used to reach the server (its `Host` header).
+    pub fn new(
+        template: Arc<AgentCard>,
+        path: impl Into<String>,
+        public_url: Option<String>,
+        compat: CardCompat,
+    ) -> Self {
+        Self {
+            template,
+            path: path.into(),
+            public_url: public_url.map(|u| u.trim_end_matches('/').to_owned()),
+            compat,
+            cache: Mutex::new(None),
+        }
+    }
+
+    /// The JSON-RPC URL of the agent for a given base URL.
+    fn endpoint_url(&self, base: &str) -> String {
+        if self.path.is_empty() { format!("{base}/") } else { format!("{base}{}", self.path) }
+    }
+
+    /// The v1.0 card as served for `base` (for example `http://127.0.0.1:41241`).
+    pub fn card_for(&self, base: &str) -> AgentCard {
+        let mut card = (*self.template).clone();
+        let url = self.endpoint_url(base);
+        card.supported_interfaces = vec![
+            AgentInterface::new(url.clone(), binding::JSONRPC, a2a_types::PROTOCOL_VERSION),
+            AgentInterface::new(url, binding::JSONRPC, a2a_types::PROTOCOL_VERSION_V03),
+        ];
+        card
+    }
+
+    fn render(&self, base: &str) -> Arc<Rendered> {
+        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(r) = cache.as_ref().filter(|r| r.base == base) {
+            return r.clone();
+        }
+        let card = self.card_for(base);
+        let main = match self.compat {
+            CardCompat::Strict => serde_json::to_vec(&card),
+            CardCompat::V03Merged => serde_json::to_vec(&v03::merged_card_json(&card)),
+        }
+        .unwrap_or_default();
+        let legacy = serde_json::to_vec(&v03::AgentCard::from_v1(&card)).unwrap_or_default();
+        let rendered = Arc::new(Rendered {
+            base: base.to_owned(),
+            card: with_etag(main),
+            legacy: with_etag(legacy),
+        });
+        *cache = Some(rendered.clone());
+        rendered
+    }
+
+    fn base(&self, headers: &HeaderMap) -> String {
+        if let Some(u) = &self.public_url {
+            return u.clone();
+        }
+        let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("localhost");
+        let scheme = headers
+            .get("x-forwarded-proto")
+            .and_then(|h| h.to_str().ok())
+            .filter(|p| *p == "https")
+            .unwrap_or("http");
+        format!("{scheme}://{host}")
+    }
+}
+
+fn with_etag(body: Vec<u8>) -> (Bytes, String) {
+    // FNV-1a: a stable content hash, enough to tell card versions apart.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in &body {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    (Bytes::from(body), format!("\"{h:016x}\""))
+}
+
+fn respond(headers: &HeaderMap, (body, etag): &(Bytes, String)) -> Response {
+    let not_modified = headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(',').any(|t| t.trim().trim_start_matches("W/") == etag || t.trim() == "*"));
+    let mut resp = if not_modified {
+        StatusCode::NOT_MODIFIED.into_response()
+    } else {
+        let mut r = body.clone().into_response();
+        r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        r
+    };
+    let h = resp.headers_mut();
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static(CACHE_CONTROL));
+    if let Ok(v) = HeaderValue::from_str(etag) {
+        h.insert(header::ETAG, v);
+    }
+    resp
+}
+
+/// `GET …/.well-known/agent-card.json`.
+pub async fn agent_card(State(ep): State<Arc<CardEndpoint>>, headers: HeaderMap) -> Response {
+    let rendered = ep.render(&ep.base(&headers));
+    respond(&headers, &rendered.card)
+}
+
+/// `GET …/.well-known/agent.json` (v0.3 card).
+pub async fn legacy_agent_card(State(ep): State<Arc<CardEndpoint>>, headers: HeaderMap) -> Response {
+    let rendered = ep.render(&ep.base(&headers));
+    respond(&headers, &rendered.legacy)
+}

@@ -1,0 +1,392 @@
+//! The JSON-RPC 2.0 binding: v1.0 methods (`SendMessage`, …) and the v0.3 methods
+//! (`message/send`, …) on the same endpoint, dispatched by method name.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+use std::time::Duration;
+
+use a2a_types::jsonrpc::method;
+use a2a_types::v03;
+use a2a_types::{
+    A2aError, CancelTaskRequest, GetTaskRequest, ListTaskPushNotificationConfigsRequest,
+    ListTasksRequest, SendMessageRequest, SubscribeToTaskRequest, TaskPushNotificationConfig,
+    TaskPushNotificationConfigRequest,
+};
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+use super::sse::sse_response;
+use super::version::{ProtocolVersion, negotiate_version};
+use crate::executor::CallContext;
+use crate::handler::RequestHandler;
+
+/// Limits and timings of the JSON-RPC endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct JsonRpcConfig {
+    /// Largest accepted request body, in bytes.
+    pub max_body_bytes: usize,
+    /// Interval of SSE keep-alive comments.
+    pub keep_alive: Duration,
+}
+
+impl Default for JsonRpcConfig {
+    fn default() -> Self {
+        Self { max_body_bytes: 10 * 1024 * 1024, keep_alive: Duration::from_secs(15) }
+    }
+}
+
+/// One agent's JSON-RPC endpoint (the axum state).
+#[derive(Debug)]
+pub struct JsonRpcEndpoint {
+    handler: Arc<RequestHandler>,
+    config: JsonRpcConfig,
+}
+
+impl JsonRpcEndpoint {
+    /// An endpoint for `handler`.
+    pub fn new(handler: Arc<RequestHandler>, config: JsonRpcConfig) -> Self {
+        Self { handler, config }
+    }
+}
+
+#[derive(Serialize)]
+struct Success<'a, R> {
+    jsonrpc: &'static str,
+    id: Option<&'a RawValue>,
+    result: R,
+}
+
+#[derive(Serialize)]
+struct Failure<'a> {
+    jsonrpc: &'static str,
+    id: Option<&'a RawValue>,
+    error: a2a_types::jsonrpc::JsonRpcError,
+}
+
+/// A success response body.
+pub(crate) fn success_body<R: Serialize>(id: Option<&RawValue>, result: R) -> String {
+    serde_json::to_string(&Success { jsonrpc: "2.0", id, result }).unwrap_or_else(|e| {
+        tracing::error!(error = %e, "could not serialize a result");
+        error_body(id, &A2aError::internal("could not serialize the result"), false)
+    })
+}
+
+/// An error response body; v0.3 errors carry no `data` array.
+pub(crate) fn error_body(id: Option<&RawValue>, err: &A2aError, v03: bool) -> String {
+    let mut error = err.to_jsonrpc();
+    if v03 {
+        error.data = None;
+    }
+    serde_json::to_string(&Failure { jsonrpc: "2.0", id, error })
+        .unwrap_or_else(|_| r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}"#.to_owned())
+}
+
+fn json_response(status: StatusCode, body: String) -> Response {
+    let mut resp = (status, body).into_response();
+    resp.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    resp
+}
+
+fn ok<R: Serialize>(id: Option<&RawValue>, result: R) -> Response {
+    json_response(StatusCode::OK, success_body(id, result))
+}
+
+fn fail(id: Option<&RawValue>, err: &A2aError, v03: bool) -> Response {
+    // JSON-RPC errors travel in a 200 response, like every JSON-RPC peer expects.
+    json_response(StatusCode::OK, error_body(id, err, v03))
+}
+
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow, default)]
+    jsonrpc: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    method: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    params: Option<&'a RawValue>,
+}
+
+fn first_byte(s: &[u8]) -> Option<u8> {
+    s.iter().copied().find(|b| !b.is_ascii_whitespace())
+}
+
+fn parse_envelope(body: &[u8]) -> Result<Envelope<'_>, A2aError> {
+    let parsed: Result<Envelope<'_>, _> = match first_byte(body) {
+        Some(b'{') => serde_json::from_slice(body),
+        _ => {
+            // Valid JSON that is not an object (a batch, a string…) is an invalid request.
+            return Err(match serde_json::from_slice::<serde::de::IgnoredAny>(body) {
+                Ok(_) => A2aError::InvalidRequest {
+                    detail: "the request must be a JSON object (batches are not supported)".into(),
+                },
+                Err(e) => A2aError::Parse { detail: e.to_string() },
+            });
+        }
+    };
+    let env = parsed.map_err(|e| match serde_json::from_slice::<serde::de::IgnoredAny>(body) {
+        Err(syntax) => A2aError::Parse { detail: syntax.to_string() },
+        Ok(_) => A2aError::InvalidRequest { detail: e.to_string() },
+    })?;
+    if env.jsonrpc.as_deref() != Some("2.0") {
+        return Err(A2aError::InvalidRequest { detail: "\"jsonrpc\" must be \"2.0\"".into() });
+    }
+    if let Some(id) = env.id {
+        if !matches!(first_byte(id.get().as_bytes()), Some(b'"' | b'-' | b'0'..=b'9' | b'n')) {
+            return Err(A2aError::InvalidRequest {
+                detail: "\"id\" must be a string, a number or null".into(),
+            });
+        }
+    }
+    if env.method.as_deref().is_none_or(str::is_empty) {
+        return Err(A2aError::InvalidRequest { detail: "\"method\" is required".into() });
+    }
+    Ok(env)
+}
+
+fn params<T: DeserializeOwned>(raw: Option<&RawValue>) -> Result<T, A2aError> {
+    let raw = raw.ok_or_else(|| A2aError::invalid_field("params", "is required"))?;
+    if first_byte(raw.get().as_bytes()) != Some(b'{') {
+        return Err(A2aError::invalid_field("params", "must be an object"));
+    }
+    serde_json::from_str(raw.get()).map_err(|e| A2aError::invalid_params(e.to_string()))
+}
+
+fn optional_params<T: DeserializeOwned + Default>(raw: Option<&RawValue>) -> Result<T, A2aError> {
+    match raw {
+        None => Ok(T::default()),
+        Some(r) if r.get() == "null" => Ok(T::default()),
+        r => params(r),
+    }
+}
+
+fn last_event_id(headers: &HeaderMap) -> Option<u64> {
+    headers.get("last-event-id").and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse().ok())
+}
+
+fn call_context(version: ProtocolVersion, headers: HeaderMap) -> Arc<CallContext> {
+    let extensions = [a2a_types::EXTENSIONS_HEADER, "x-a2a-extensions"]
+        .iter()
+        .flat_map(|h| headers.get_all(*h).iter())
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(String::from)
+        .collect();
+    let mut call = CallContext::new(version.as_str());
+    call.extensions = extensions;
+    call.headers = headers;
+    Arc::new(call)
+}
+
+/// The axum handler of a JSON-RPC endpoint.
+pub async fn handle(
+    State(ep): State<Arc<JsonRpcEndpoint>>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let limit = ep.config.max_body_bytes;
+    let too_large = || {
+        let err = A2aError::InvalidRequest {
+            detail: format!("request body exceeds the limit of {limit} bytes"),
+        };
+        json_response(StatusCode::PAYLOAD_TOO_LARGE, error_body(None, &err, false))
+    };
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    if declared.is_some_and(|n| n > limit) {
+        return too_large();
+    }
+    let bytes = match axum::body::to_bytes(body, limit).await {
+        Ok(b) => b,
+        Err(e) => {
+            let is_limit = std::error::Error::source(&e)
+                .is_some_and(|s| s.is::<http_body_util::LengthLimitError>())
+                || e.to_string().contains("length limit");
+            if is_limit {
+                return too_large();
+            }
+            let err = A2aError::InvalidRequest { detail: "could not read the request body".into() };
+            return json_response(StatusCode::BAD_REQUEST, error_body(None, &err, false));
+        }
+    };
+    let env = match parse_envelope(&bytes) {
+        Ok(env) => env,
+        Err(e) => return fail(None, &e, false),
+    };
+    let id = env.id;
+    let method = env.method.as_deref().unwrap_or_default();
+    let legacy = method.contains('/');
+    let version = match negotiate_version(&headers, uri.query()) {
+        Ok(v) => v,
+        Err(e) => return fail(id, &e, legacy),
+    };
+    if legacy {
+        let call = call_context(ProtocolVersion::V03, headers);
+        return dispatch_v03(&ep, id, method, env.params, call).await;
+    }
+    if version != ProtocolVersion::V1 {
+        let err = A2aError::VersionNotSupported {
+            version: "0.3 (no A2A-Version header; send \"A2A-Version: 1.0\" to call v1.0 methods)"
+                .into(),
+        };
+        return fail(id, &err, false);
+    }
+    let resume = last_event_id(&headers);
+    let call = call_context(ProtocolVersion::V1, headers);
+    dispatch_v1(&ep, id, method, env.params, call, resume).await
+}
+
+async fn dispatch_v1(
+    ep: &JsonRpcEndpoint,
+    id: Option<&RawValue>,
+    method: &str,
+    raw: Option<&RawValue>,
+    call: Arc<CallContext>,
+    resume: Option<u64>,
+) -> Response {
+    let h = &*ep.handler;
+    let result: Result<Response, A2aError> = async {
+        if method != method::GET_EXTENDED_AGENT_CARD {
+            h.check_extensions(&call)?;
+        }
+        Ok(match method {
+            method::SEND_MESSAGE => {
+                let req: SendMessageRequest = params(raw)?;
+                ok(id, h.send_message(req, call).await?)
+            }
+            method::SEND_STREAMING_MESSAGE => {
+                let req: SendMessageRequest = params(raw)?;
+                let events = h.send_streaming_message(req, call).await?;
+                sse_response(events, id.map(ToOwned::to_owned), false, ep.config.keep_alive)
+            }
+            method::GET_TASK => ok(id, h.get_task(params::<GetTaskRequest>(raw)?).await?),
+            method::LIST_TASKS => {
+                ok(id, h.list_tasks(optional_params::<ListTasksRequest>(raw)?).await?)
+            }
+            method::CANCEL_TASK => {
+                ok(id, h.cancel_task(params::<CancelTaskRequest>(raw)?, call).await?)
+            }
+            method::SUBSCRIBE_TO_TASK => {
+                let req: SubscribeToTaskRequest = params(raw)?;
+                let events = h.subscribe_to_task(req, resume).await?;
+                sse_response(events, id.map(ToOwned::to_owned), false, ep.config.keep_alive)
+            }
+            method::CREATE_PUSH_CONFIG => {
+                params::<TaskPushNotificationConfig>(raw)?;
+                return Err(h.push_config_operation());
+            }
+            method::GET_PUSH_CONFIG | method::DELETE_PUSH_CONFIG => {
+                params::<TaskPushNotificationConfigRequest>(raw)?;
+                return Err(h.push_config_operation());
+            }
+            method::LIST_PUSH_CONFIGS => {
+                params::<ListTaskPushNotificationConfigsRequest>(raw)?;
+                return Err(h.push_config_operation());
+            }
+            method::GET_EXTENDED_AGENT_CARD => ok(id, &*h.get_extended_agent_card()?),
+            other => return Err(A2aError::MethodNotFound { method: other.to_owned() }),
+        })
+    }
+    .await;
+    result.unwrap_or_else(|e| fail(id, &e, false))
+}
+
+async fn dispatch_v03(
+    ep: &JsonRpcEndpoint,
+    id: Option<&RawValue>,
+    method: &str,
+    raw: Option<&RawValue>,
+    call: Arc<CallContext>,
+) -> Response {
+    use method::v03 as m;
+    let h = &*ep.handler;
+    let result: Result<Response, A2aError> = async {
+        if method != m::GET_AUTHENTICATED_EXTENDED_CARD {
+            h.check_extensions(&call)?;
+        }
+        Ok(match method {
+            m::MESSAGE_SEND => {
+                let req = SendMessageRequest::try_from(params::<v03::MessageSendParams>(raw)?)?;
+                let resp = h.send_message(req, call).await?;
+                ok(id, v03::SendMessageResult::from(&resp))
+            }
+            m::MESSAGE_STREAM => {
+                let req = SendMessageRequest::try_from(params::<v03::MessageSendParams>(raw)?)?;
+                let events = h.send_streaming_message(req, call).await?;
+                sse_response(events, id.map(ToOwned::to_owned), true, ep.config.keep_alive)
+            }
+            m::TASKS_GET => {
+                let p: v03::TaskQueryParams = params(raw)?;
+                let mut req = GetTaskRequest::new(p.id);
+                req.history_length = p.history_length;
+                ok(id, v03::Task::from(&h.get_task(req).await?))
+            }
+            m::TASKS_CANCEL => {
+                let p: v03::TaskIdParams = params(raw)?;
+                let mut req = CancelTaskRequest::new(p.id);
+                req.metadata = p.metadata;
+                ok(id, v03::Task::from(&h.cancel_task(req, call).await?))
+            }
+            m::TASKS_RESUBSCRIBE => {
+                let p: v03::TaskIdParams = params(raw)?;
+                let events = h.subscribe_to_task(SubscribeToTaskRequest::new(p.id), None).await?;
+                sse_response(events, id.map(ToOwned::to_owned), true, ep.config.keep_alive)
+            }
+            m::PUSH_CONFIG_SET | m::PUSH_CONFIG_GET | m::PUSH_CONFIG_LIST | m::PUSH_CONFIG_DELETE => {
+                return Err(h.push_config_operation());
+            }
+            m::GET_AUTHENTICATED_EXTENDED_CARD => {
+                let card = h.get_extended_agent_card()?;
+                ok(id, v03::AgentCard::from_v1(&card))
+            }
+            other => return Err(A2aError::MethodNotFound { method: other.to_owned() }),
+        })
+    }
+    .await;
+    result.unwrap_or_else(|e| fail(id, &e, true))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn envelope_errors() {
+        assert!(matches!(parse_envelope(b"{not json"), Err(A2aError::Parse { .. })));
+        assert!(matches!(parse_envelope(b"[1,2]"), Err(A2aError::InvalidRequest { .. })));
+        assert!(matches!(parse_envelope(b"\"x\""), Err(A2aError::InvalidRequest { .. })));
+        assert!(matches!(
+            parse_envelope(br#"{"jsonrpc":"1.0","id":1,"method":"GetTask"}"#),
+            Err(A2aError::InvalidRequest { .. })
+        ));
+        assert!(matches!(
+            parse_envelope(br#"{"jsonrpc":"2.0","id":{},"method":"GetTask"}"#),
+            Err(A2aError::InvalidRequest { .. })
+        ));
+        assert!(matches!(
+            parse_envelope(br#"{"jsonrpc":"2.0","id":1,"method":5}"#),
+            Err(A2aError::InvalidRequest { .. })
+        ));
+        assert!(matches!(
+            parse_envelope(br#"{"jsonrpc":"2.0","id":1}"#),
+            Err(A2aError::InvalidRequest { .. })
+        ));
+        let env = parse_envelope(br#"{"jsonrpc":"2.0","id":"a","method":"GetTask","params":{"id":"x"}}"#)
+            .unwrap();
+        assert_eq!(env.id.unwrap().get(), "\"a\"");
+        assert_eq!(env.method.as_deref(), Some("GetTask"));
+    }
+}

@@ -1,0 +1,8 @@
+//! Bindings: thin adapters between the wire and [`RequestHandler`](crate::RequestHandler).
+
+pub mod card;
+pub mod jsonrpc;
+mod sse;
+mod version;
+
+pub use version::{ProtocolVersion, negotiate_version};

@@ -1,0 +1,81 @@
+//! `A2A-Version` negotiation.
+
+use a2a_types::A2aError;
+use http::HeaderMap;
+
+/// The protocol version a request is served with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ProtocolVersion {
+    /// A2A v1.0.
+    V1,
+    /// A2A v0.3.
+    V03,
+}
+
+impl ProtocolVersion {
+    /// `"1.0"` or `"0.3"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::V1 => a2a_types::PROTOCOL_VERSION,
+            Self::V03 => a2a_types::PROTOCOL_VERSION_V03,
+        }
+    }
+}
+
+/// Reads `A2A-Version` from the headers (or the `A2A-Version` query parameter). A missing
+/// or empty value means 0.3 (spec §3.6.2). Only `Major.Minor` counts; patch numbers are
+/// ignored. Major 1 is served as v1.0 and major 0 as v0.3; anything else is
+/// `VersionNotSupportedError`.
+pub fn negotiate_version(headers: &HeaderMap, query: Option<&str>) -> Result<ProtocolVersion, A2aError> {
+    let from_query = || {
+        query.and_then(|q| {
+            q.split('&').find_map(|kv| {
+                let (k, v) = kv.split_once('=')?;
+                k.eq_ignore_ascii_case("a2a-version").then_some(v)
+            })
+        })
+    };
+    let raw = headers
+        .get(a2a_types::VERSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .or_else(from_query)
+        .map(str::trim)
+        .unwrap_or("");
+    if raw.is_empty() {
+        return Ok(ProtocolVersion::V03);
+    }
+    let major = raw.split('.').next().unwrap_or("");
+    match major.trim_start_matches(['v', 'V']) {
+        "1" => Ok(ProtocolVersion::V1),
+        "0" => Ok(ProtocolVersion::V03),
+        _ => Err(A2aError::VersionNotSupported { version: raw.to_owned() }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn h(v: &str) -> HeaderMap {
+        let mut m = HeaderMap::new();
+        m.insert("a2a-version", v.parse().unwrap());
+        m
+    }
+
+    #[test]
+    fn versions() {
+        assert_eq!(negotiate_version(&HeaderMap::new(), None).unwrap(), ProtocolVersion::V03);
+        assert_eq!(negotiate_version(&h("1.0"), None).unwrap(), ProtocolVersion::V1);
+        assert_eq!(negotiate_version(&h("1.0.1"), None).unwrap(), ProtocolVersion::V1);
+        assert_eq!(negotiate_version(&h("0.3"), None).unwrap(), ProtocolVersion::V03);
+        assert_eq!(
+            negotiate_version(&HeaderMap::new(), Some("x=1&A2A-Version=1.0")).unwrap(),
+            ProtocolVersion::V1
+        );
+        assert!(matches!(
+            negotiate_version(&h("2.0"), None),
+            Err(A2aError::VersionNotSupported { .. })
+        ));
+    }
+}

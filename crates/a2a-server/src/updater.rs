@@ -1,0 +1,296 @@
+//! [`TaskUpdater`]: how an executor reports progress, results and the end of its turn.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use a2a_types::{
+    Artifact, Message, Part, Role, Task, TaskArtifactUpdateEvent, TaskState, TaskStatus,
+    TaskStatusUpdateEvent,
+};
+
+use crate::bus::{BusEvent, EventBus};
+use crate::runtime::active::ActiveRef;
+use crate::store::{StoreError, TaskEvent, TaskStore};
+
+/// Why an update was refused.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum UpdaterError {
+    /// The task is terminal (completed, failed, canceled, rejected): nothing can follow.
+    #[error("task is already {0}; nothing can follow a terminal state")]
+    TaskClosed(TaskState),
+    /// The agent already answered with a direct message; the turn is over.
+    #[error("a direct reply was already sent")]
+    AlreadyReplied,
+    /// A direct message reply is only possible before a task exists.
+    #[error("cannot reply with a message: the task already exists (use a status message)")]
+    TaskExists,
+    /// The artifact's last chunk was already sent.
+    #[error("artifact {0} is closed: its last chunk was already sent")]
+    ArtifactClosed(String),
+    /// The store refused the write.
+    #[error("store: {0}")]
+    Store(#[source] StoreError),
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+struct Turn {
+    /// A direct message was sent.
+    replied: bool,
+    /// This execution moved the task to a terminal or interrupted state.
+    ended: bool,
+}
+
+#[derive(Debug)]
+struct Inner {
+    task_id: String,
+    context_id: String,
+    active: ActiveRef,
+    store: Arc<dyn TaskStore>,
+    bus: Arc<dyn EventBus>,
+    /// The client message a new task is created with (taken when the task is created).
+    initial_message: Mutex<Option<Message>>,
+    turn: Mutex<Turn>,
+}
+
+/// Publishes status and artifact events for one task, enforcing the lifecycle.
+///
+/// The task is created by the first update (in `TASK_STATE_SUBMITTED`, with the client's
+/// message in its history), unless the agent answers with [`reply`](Self::reply) instead.
+/// Nothing is accepted after a terminal state. An artifact sent with `append` extends the
+/// artifact with the same id; its `last_chunk` closes it. Cloning is cheap: clones update the
+/// same task.
+#[derive(Debug, Clone)]
+pub struct TaskUpdater {
+    inner: Arc<Inner>,
+}
+
+impl TaskUpdater {
+    pub(crate) fn new(
+        task_id: String,
+        context_id: String,
+        active: ActiveRef,
+        store: Arc<dyn TaskStore>,
+        bus: Arc<dyn EventBus>,
+        initial_message: Option<Message>,
+    ) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                task_id,
+                context_id,
+                active,
+                store,
+                bus,
+                initial_message: Mutex::new(initial_message),
+                turn: Mutex::new(Turn::default()),
+            }),
+        }
+    }
+
+    fn turn(&self) -> MutexGuard<'_, Turn> {
+        self.inner.turn.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The task id.
+    pub fn task_id(&self) -> &str {
+        &self.inner.task_id
+    }
+
+    /// The context id.
+    pub fn context_id(&self) -> &str {
+        &self.inner.context_id
+    }
+
+    /// An agent message in this task with the given parts.
+    pub fn agent_message(&self, parts: Vec<Part>) -> Message {
+        Message::new(Role::Agent, parts)
+            .with_context_id(self.inner.context_id.clone())
+            .with_task_id(self.inner.task_id.clone())
+    }
+
+    /// An agent message in this task with one text part.
+    pub fn agent_text(&self, text: impl Into<String>) -> Message {
+        self.agent_message(vec![Part::text(text)])
+    }
+
+    /// Moves the task to `TASK_STATE_SUBMITTED` (creating it).
+    pub async fn submit(&self) -> Result<(), UpdaterError> {
+        self.update_status(TaskState::Submitted, None).await
+    }
+
+    /// Moves the task to `TASK_STATE_WORKING`.
+    pub async fn start_work(&self, message: Option<Message>) -> Result<(), UpdaterError> {
+        self.update_status(TaskState::Working, message).await
+    }
+
+    /// Asks the client for more input (`TASK_STATE_INPUT_REQUIRED`); ends the turn.
+    pub async fn require_input(&self, message: Option<Message>) -> Result<(), UpdaterError> {
+        self.update_status(TaskState::InputRequired, message).await
+    }
+
+    /// Asks the client to authenticate (`TASK_STATE_AUTH_REQUIRED`); ends the turn. The spec
+    /// requires a status message here; a generic one is used when `message` is `None`.
+    pub async fn require_auth(&self, message: Option<Message>) -> Result<(), UpdaterError> {
+        let message = message.or_else(|| Some(self.agent_text("Authentication required")));
+        self.update_status(TaskState::AuthRequired, message).await
+    }
+
+    /// Completes the task.
+    pub async fn complete(&self, message: Option<Message>) -> Result<(), UpdaterError> {
+        self.update_status(TaskState::Completed, message).await
+    }
+
+    /// Fails the task; `message` should say why.
+    pub async fn fail(&self, message: Option<Message>) -> Result<(), UpdaterError> {
+        self.update_status(TaskState::Failed, message).await
+    }
+
+    /// Rejects the task; `message` should say why.
+    pub async fn reject(&self, message: Option<Message>) -> Result<(), UpdaterError> {
+        self.update_status(TaskState::Rejected, message).await
+    }
+
+    /// Marks the task canceled.
+    pub async fn cancel(&self, message: Option<Message>) -> Result<(), UpdaterError> {
+        self.update_status(TaskState::Canceled, message).await
+    }
+
+    /// Sets any status, with an optional agent message.
+    pub async fn update_status(
+        &self,
+        state: TaskState,
+        message: Option<Message>,
+    ) -> Result<(), UpdaterError> {
+        let status = TaskStatus::with_message(state, message.map(|m| self.own(m)));
+        let event = TaskStatusUpdateEvent::new(
+            self.inner.task_id.clone(),
+            self.inner.context_id.clone(),
+            status,
+        );
+        self.write(TaskEvent::Status(event)).await
+    }
+
+    /// Adds an artifact, or replaces the one with the same id.
+    pub async fn add_artifact(&self, artifact: Artifact) -> Result<(), UpdaterError> {
+        self.artifact_chunk(artifact, false, false).await
+    }
+
+    /// Appends `artifact.parts` to the artifact with the same id (created if new);
+    /// `last_chunk` closes it.
+    pub async fn append_artifact(
+        &self,
+        artifact: Artifact,
+        last_chunk: bool,
+    ) -> Result<(), UpdaterError> {
+        self.artifact_chunk(artifact, true, last_chunk).await
+    }
+
+    /// Sends an artifact update with explicit `append` and `last_chunk` flags.
+    pub async fn artifact_chunk(
+        &self,
+        artifact: Artifact,
+        append: bool,
+        last_chunk: bool,
+    ) -> Result<(), UpdaterError> {
+        let event = TaskArtifactUpdateEvent::new(
+            self.inner.task_id.clone(),
+            self.inner.context_id.clone(),
+            artifact,
+            append,
+            last_chunk,
+        );
+        self.write(TaskEvent::Artifact(event)).await
+    }
+
+    /// Answers with a direct message instead of a task. Only possible before the task
+    /// exists (the first thing the agent does for a new message); ends the turn.
+    pub async fn reply(&self, message: Message) -> Result<(), UpdaterError> {
+        let w = self.inner.active.writer.lock().await;
+        if w.created || !w.loaded {
+            return Err(UpdaterError::TaskExists);
+        }
+        {
+            let mut turn = self.turn();
+            if turn.replied {
+                return Err(UpdaterError::AlreadyReplied);
+            }
+            turn.replied = true;
+            turn.ended = true;
+        }
+        let mut message = self.own(message);
+        message.task_id = None;
+        self.inner.bus.publish(&self.inner.task_id, BusEvent::Reply(Arc::new(message)));
+        drop(w);
+        Ok(())
+    }
+
+    /// True once this execution ended its turn (reply, terminal or interrupted state).
+    pub(crate) fn turn_ended(&self) -> bool {
+        self.turn().ended
+    }
+
+    /// Fills in the ids and role of an agent message.
+    fn own(&self, mut m: Message) -> Message {
+        if m.role == Role::Unspecified {
+            m.role = Role::Agent;
+        }
+        if m.message_id.is_empty() {
+            m.message_id = a2a_types::new_id();
+        }
+        if m.context_id.is_none() {
+            m.context_id = Some(self.inner.context_id.clone());
+        }
+        if m.task_id.is_none() {
+            m.task_id = Some(self.inner.task_id.clone());
+        }
+        m
+    }
+
+    fn initial_task(&self) -> Task {
+        let mut task = Task::new(
+            self.inner.task_id.clone(),
+            self.inner.context_id.clone(),
+            TaskState::Submitted,
+        );
+        let initial = self.inner.initial_message.lock().unwrap_or_else(|e| e.into_inner()).take();
+        task.history.extend(initial);
+        task
+    }
+
+    async fn write(&self, event: TaskEvent) -> Result<(), UpdaterError> {
+        if self.turn().replied {
+            return Err(UpdaterError::AlreadyReplied);
+        }
+        let inner = &*self.inner;
+        let mut w = inner.active.writer.lock().await;
+        if !w.loaded {
+            w.load(&*inner.store, &inner.task_id).await?;
+        }
+        if w.state.is_terminal() {
+            return Err(UpdaterError::TaskClosed(w.state));
+        }
+        if let TaskEvent::Artifact(a) = &event {
+            if a.append && w.closed_artifacts.contains(&a.artifact.artifact_id) {
+                return Err(UpdaterError::ArtifactClosed(a.artifact.artifact_id.clone()));
+            }
+        }
+        let batch = if w.created {
+            vec![event]
+        } else {
+            let created = TaskEvent::Created(self.initial_task());
+            match &event {
+                // Creating the task already puts it in SUBMITTED.
+                TaskEvent::Status(s)
+                    if s.status.state == TaskState::Submitted && s.status.message.is_none() =>
+                {
+                    vec![created]
+                }
+                _ => vec![created, event],
+            }
+        };
+        w.append(&*inner.store, &*inner.bus, &inner.task_id, batch).await?;
+        if w.state.is_final() {
+            self.turn().ended = true;
+        }
+        Ok(())
+    }
+}

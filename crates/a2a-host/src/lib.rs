@@ -1,1 +1,7 @@
-//! placeholder
+//! Agent host: serves many agents from one process (`/a2a/{agent_id}`), each with its own
+//! card, plus the built-in demo agents.
+
+pub mod builtin;
+mod host;
+
+pub use host::{AgentHost, HostAgent};

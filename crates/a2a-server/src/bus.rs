@@ -81,7 +81,10 @@ impl Default for InProcessBus {
 impl InProcessBus {
     /// A bus whose subscribers buffer up to `capacity` events before lagging.
     pub fn new(capacity: usize) -> Self {
-        Self { channels: Arc::new(WeakRegistry::default()), capacity: capacity.max(1) }
+        Self {
+            channels: Arc::new(WeakRegistry::default()),
+            capacity: capacity.max(1),
+        }
     }
 
     /// Number of tasks with at least one subscriber.
@@ -100,8 +103,12 @@ impl EventBus for InProcessBus {
 
     fn subscribe(&self, task_id: &str) -> BusSubscription {
         let capacity = self.capacity;
-        let channel =
-            self.channels.get_or_insert_with(task_id, || broadcast::channel(capacity).0);
-        BusSubscription { rx: channel.subscribe(), _channel: channel }
+        let channel = self
+            .channels
+            .get_or_insert_with(task_id, || broadcast::channel(capacity).0);
+        BusSubscription {
+            rx: channel.subscribe(),
+            _channel: channel,
+        }
     }
 }

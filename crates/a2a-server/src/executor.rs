@@ -29,7 +29,10 @@ pub struct CallContext {
 impl CallContext {
     /// A context for `protocol_version` with no headers.
     pub fn new(protocol_version: &'static str) -> Self {
-        Self { protocol_version, ..Self::default() }
+        Self {
+            protocol_version,
+            ..Self::default()
+        }
     }
 }
 

@@ -41,7 +41,12 @@ impl RequestHandler {
     /// A handler for the agent described by `card` (its capabilities and input modes are
     /// enforced) running on `runtime`.
     pub fn new(runtime: TaskRuntime, card: AgentCard, config: HandlerConfig) -> Self {
-        Self { runtime, card: Arc::new(card), extended_card: None, config }
+        Self {
+            runtime,
+            card: Arc::new(card),
+            extended_card: None,
+            config,
+        }
     }
 
     /// Serves `card` to `GetExtendedAgentCard` (the public card must declare
@@ -62,7 +67,9 @@ impl RequestHandler {
     }
 
     fn history_limit(&self, requested: Option<i32>) -> Option<usize> {
-        let n = requested.map(|n| usize::try_from(n).unwrap_or(0)).or(self.config.default_history_length);
+        let n = requested
+            .map(|n| usize::try_from(n).unwrap_or(0))
+            .or(self.config.default_history_length);
         match (n, self.config.max_history_length) {
             (Some(n), Some(max)) => Some(n.min(max)),
             (None, Some(max)) => Some(max),
@@ -74,7 +81,9 @@ impl RequestHandler {
     pub fn check_extensions(&self, call: &CallContext) -> Result<(), A2aError> {
         for ext in &self.card.capabilities.extensions {
             if ext.required && !call.extensions.iter().any(|e| e == &ext.uri) {
-                return Err(A2aError::ExtensionSupportRequired { uri: ext.uri.clone() });
+                return Err(A2aError::ExtensionSupportRequired {
+                    uri: ext.uri.clone(),
+                });
             }
         }
         Ok(())
@@ -84,7 +93,9 @@ impl RequestHandler {
         if self.card.capabilities.streaming == Some(true) {
             Ok(())
         } else {
-            Err(A2aError::unsupported("streaming is not supported by this agent"))
+            Err(A2aError::unsupported(
+                "streaming is not supported by this agent",
+            ))
         }
     }
 
@@ -98,7 +109,9 @@ impl RequestHandler {
                 (None, _) => continue,
             };
             if !self.accepts(media_type) {
-                return Err(A2aError::ContentTypeNotSupported { media_type: media_type.to_owned() });
+                return Err(A2aError::ContentTypeNotSupported {
+                    media_type: media_type.to_owned(),
+                });
             }
         }
         Ok(())
@@ -110,7 +123,10 @@ impl RequestHandler {
             return true;
         }
         let skill_modes = card.skills.iter().flat_map(|s| s.input_modes.iter());
-        card.default_input_modes.iter().chain(skill_modes).any(|m| media_type_matches(m, media_type))
+        card.default_input_modes
+            .iter()
+            .chain(skill_modes)
+            .any(|m| media_type_matches(m, media_type))
     }
 
     /// Validates a send and resolves its task and context.
@@ -122,7 +138,12 @@ impl RequestHandler {
         req.validate()?;
         self.check_extensions(&call)?;
         self.check_content_types(&req.message)?;
-        let SendMessageRequest { message: mut m, configuration, metadata, .. } = req;
+        let SendMessageRequest {
+            message: mut m,
+            configuration,
+            metadata,
+            ..
+        } = req;
         let (task_id, context_id, existing) = match m.task_id.clone() {
             Some(task_id) => {
                 let snap = self
@@ -144,7 +165,11 @@ impl RequestHandler {
                 }
                 (task_id, task.context_id.clone(), Some(task))
             }
-            None => (a2a_types::new_id(), m.context_id.clone().unwrap_or_else(a2a_types::new_id), None),
+            None => (
+                a2a_types::new_id(),
+                m.context_id.clone().unwrap_or_else(a2a_types::new_id),
+                None,
+            ),
         };
         m.task_id = Some(task_id.clone());
         m.context_id = Some(context_id.clone());
@@ -193,7 +218,9 @@ impl RequestHandler {
             return match events.next().await {
                 Some(Ok(item)) => match item.payload {
                     StreamPayload::Reply(m) => Ok(SendMessageResponse::Message(unwrap_arc(m))),
-                    _ => Ok(SendMessageResponse::Task(self.snapshot(&task_id, history).await?)),
+                    _ => Ok(SendMessageResponse::Task(
+                        self.snapshot(&task_id, history).await?,
+                    )),
                 },
                 Some(Err(e)) => Err(e),
                 None => Err(A2aError::internal("the task ended without events")),
@@ -204,7 +231,9 @@ impl RequestHandler {
                 return Ok(SendMessageResponse::Message(unwrap_arc(m)));
             }
         }
-        Ok(SendMessageResponse::Task(self.snapshot(&task_id, history).await?))
+        Ok(SendMessageResponse::Task(
+            self.snapshot(&task_id, history).await?,
+        ))
     }
 
     /// `SendStreamingMessage`: a single message event, or the task followed by its updates
@@ -235,7 +264,8 @@ impl RequestHandler {
     /// `GetTask`.
     pub async fn get_task(&self, req: GetTaskRequest) -> Result<Task, A2aError> {
         req.validate()?;
-        self.snapshot(&req.id, self.history_limit(req.history_length)).await
+        self.snapshot(&req.id, self.history_limit(req.history_length))
+            .await
     }
 
     /// `ListTasks`.
@@ -250,12 +280,17 @@ impl RequestHandler {
         query.page_token = req.page_token;
         query.history_length = self.history_limit(req.history_length);
         query.include_artifacts = req.include_artifacts.unwrap_or(false);
-        let page = self.runtime.store().list(&query).await.map_err(|e| match e {
-            StoreError::InvalidPageToken => {
-                A2aError::invalid_field("pageToken", "is not a token issued by this server")
-            }
-            e => store_error(e),
-        })?;
+        let page = self
+            .runtime
+            .store()
+            .list(&query)
+            .await
+            .map_err(|e| match e {
+                StoreError::InvalidPageToken => {
+                    A2aError::invalid_field("pageToken", "is not a token issued by this server")
+                }
+                e => store_error(e),
+            })?;
         let mut resp = ListTasksResponse::default();
         resp.tasks = page.tasks;
         resp.next_page_token = page.next_page_token;
@@ -271,7 +306,9 @@ impl RequestHandler {
         call: Arc<CallContext>,
     ) -> Result<Task, A2aError> {
         req.validate()?;
-        self.runtime.cancel(&req.id, req.metadata, call, self.history_limit(None)).await
+        self.runtime
+            .cancel(&req.id, req.metadata, call, self.history_limit(None))
+            .await
     }
 
     /// `SubscribeToTask`; `last_event_id` (SSE `Last-Event-ID`) resumes after that event.
@@ -282,7 +319,9 @@ impl RequestHandler {
     ) -> Result<TaskEventStream, A2aError> {
         self.check_streaming()?;
         req.validate()?;
-        self.runtime.subscribe(&req.id, last_event_id, self.history_limit(None)).await
+        self.runtime
+            .subscribe(&req.id, last_event_id, self.history_limit(None))
+            .await
     }
 
     /// The four push-notification config operations: this runtime does not deliver push
@@ -298,9 +337,13 @@ impl RequestHandler {
     /// `GetExtendedAgentCard`.
     pub fn get_extended_agent_card(&self) -> Result<Arc<AgentCard>, A2aError> {
         if self.card.capabilities.extended_agent_card != Some(true) {
-            return Err(A2aError::unsupported("this agent has no extended agent card"));
+            return Err(A2aError::unsupported(
+                "this agent has no extended agent card",
+            ));
         }
-        self.extended_card.clone().ok_or(A2aError::ExtendedAgentCardNotConfigured)
+        self.extended_card
+            .clone()
+            .ok_or(A2aError::ExtendedAgentCardNotConfigured)
     }
 }
 
@@ -315,7 +358,13 @@ fn store_error(e: StoreError) -> A2aError {
 
 /// `image/*` matches `image/png`; `*/*` and `*` match anything; parameters are ignored.
 fn media_type_matches(pattern: &str, media_type: &str) -> bool {
-    let strip = |s: &str| s.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    let strip = |s: &str| {
+        s.split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase()
+    };
     let (p, t) = (strip(pattern), strip(media_type));
     if p == "*" || p == "*/*" || p == t {
         return true;
@@ -332,7 +381,10 @@ mod tests {
 
     #[test]
     fn media_types() {
-        assert!(media_type_matches("text/plain", "text/plain; charset=utf-8"));
+        assert!(media_type_matches(
+            "text/plain",
+            "text/plain; charset=utf-8"
+        ));
         assert!(media_type_matches("image/*", "image/png"));
         assert!(media_type_matches("*/*", "application/pdf"));
         assert!(!media_type_matches("text/plain", "image/png"));

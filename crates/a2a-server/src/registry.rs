@@ -42,7 +42,9 @@ pub(crate) struct WeakRegistry<T> {
 
 impl<T> Default for WeakRegistry<T> {
     fn default() -> Self {
-        Self { map: Arc::new(Mutex::new(HashMap::new())) }
+        Self {
+            map: Arc::new(Mutex::new(HashMap::new())),
+        }
     }
 }
 
@@ -77,6 +79,9 @@ impl<T> WeakRegistry<T> {
 
     /// Number of live entries.
     pub(crate) fn len(&self) -> usize {
-        lock(&self.map).values().filter(|w| w.strong_count() > 0).count()
+        lock(&self.map)
+            .values()
+            .filter(|w| w.strong_count() > 0)
+            .count()
     }
 }

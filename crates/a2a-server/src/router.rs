@@ -27,10 +27,9 @@ pub struct ServeOptions {
     pub jsonrpc: JsonRpcConfig,
 }
 
-/// The routes of one agent mounted at `path` (`""` for the root, else like `/a2a/echo`):
-/// JSON-RPC at `path` (with or without a trailing slash) and its cards under
-/// `path/.well-known/`. Returns the card endpoint too, for hosts that serve cards elsewhere.
-pub fn agent_routes(
+/// The JSON-RPC routes of one agent mounted at `path` (`""` for the root, else like
+/// `/a2a/echo`), with or without a trailing slash, and the endpoint that serves its cards.
+pub fn agent_rpc_routes(
     handler: Arc<RequestHandler>,
     path: &str,
     opts: &ServeOptions,
@@ -43,15 +42,33 @@ pub fn agent_routes(
         opts.public_url.clone(),
         opts.card_compat,
     ));
-    let mut rpc_router = Router::new().route(&format!("{path}/"), post(jsonrpc::handle));
+    let mut router = Router::new().route(&format!("{path}/"), post(jsonrpc::handle));
     if !path.is_empty() {
-        rpc_router = rpc_router.route(path, post(jsonrpc::handle));
+        router = router.route(path, post(jsonrpc::handle));
     }
-    let card_router = Router::new()
-        .route(&format!("{path}/.well-known/agent-card.json"), get(card::agent_card))
-        .route(&format!("{path}/.well-known/agent.json"), get(card::legacy_agent_card))
-        .with_state(card.clone());
-    (rpc_router.with_state(rpc).merge(card_router), card)
+    (router.with_state(rpc), card)
+}
+
+/// The card routes under `path`: `path/.well-known/agent-card.json` (v1.0, or merged) and
+/// the legacy `path/.well-known/agent.json` (v0.3).
+pub fn card_routes(card: Arc<CardEndpoint>, path: &str) -> Router {
+    let path = path.trim_end_matches('/');
+    Router::new()
+        .route(
+            &format!("{path}/.well-known/agent-card.json"),
+            get(card::agent_card),
+        )
+        .route(
+            &format!("{path}/.well-known/agent.json"),
+            get(card::legacy_agent_card),
+        )
+        .with_state(card)
+}
+
+/// JSON-RPC and card routes of one agent mounted at `path`.
+pub fn agent_routes(handler: Arc<RequestHandler>, path: &str, opts: &ServeOptions) -> Router {
+    let (rpc, card) = agent_rpc_routes(handler, path, opts);
+    rpc.merge(card_routes(card, path))
 }
 
 /// A JSON 404 for unknown paths.
@@ -76,8 +93,12 @@ pub async fn serve(
     });
     let app = router
         .fallback(not_found)
-        .layer(tower_http::catch_panic::CatchPanicLayer::custom(panic_response));
-    axum::serve(listener, app).with_graceful_shutdown(shutdown).await
+        .layer(tower_http::catch_panic::CatchPanicLayer::custom(
+            panic_response,
+        ));
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown)
+        .await
 }
 
 fn panic_response(_: Box<dyn std::any::Any + Send + 'static>) -> Response {

@@ -218,7 +218,9 @@ impl TaskUpdater {
         }
         let mut message = self.own(message);
         message.task_id = None;
-        self.inner.bus.publish(&self.inner.task_id, BusEvent::Reply(Arc::new(message)));
+        self.inner
+            .bus
+            .publish(&self.inner.task_id, BusEvent::Reply(Arc::new(message)));
         drop(w);
         Ok(())
     }
@@ -251,7 +253,12 @@ impl TaskUpdater {
             self.inner.context_id.clone(),
             TaskState::Submitted,
         );
-        let initial = self.inner.initial_message.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let initial = self
+            .inner
+            .initial_message
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
         task.history.extend(initial);
         task
     }
@@ -287,7 +294,8 @@ impl TaskUpdater {
                 _ => vec![created, event],
             }
         };
-        w.append(&*inner.store, &*inner.bus, &inner.task_id, batch).await?;
+        w.append(&*inner.store, &*inner.bus, &inner.task_id, batch)
+            .await?;
         if w.state.is_final() {
             self.turn().ended = true;
         }

@@ -53,7 +53,11 @@ pub struct AgentCard {
     #[serde(default)]
     pub capabilities: AgentCapabilities,
     /// Security schemes by name.
-    #[serde(default, alias = "security_schemes", skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(
+        default,
+        alias = "security_schemes",
+        skip_serializing_if = "BTreeMap::is_empty"
+    )]
     pub security_schemes: BTreeMap<String, SecurityScheme>,
     /// Which schemes a request must satisfy.
     #[serde(
@@ -152,7 +156,10 @@ pub struct AgentProvider {
 impl AgentProvider {
     /// A provider.
     pub fn new(organization: impl Into<String>, url: impl Into<String>) -> Self {
-        Self { url: url.into(), organization: organization.into() }
+        Self {
+            url: url.into(),
+            organization: organization.into(),
+        }
     }
 }
 
@@ -165,7 +172,11 @@ pub struct AgentCapabilities {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub streaming: Option<bool>,
     /// Push notification configs.
-    #[serde(default, alias = "push_notifications", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        alias = "push_notifications",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub push_notifications: Option<bool>,
     /// Protocol extensions.
     #[serde(
@@ -175,7 +186,11 @@ pub struct AgentCapabilities {
     )]
     pub extensions: Vec<AgentExtension>,
     /// `GetExtendedAgentCard`.
-    #[serde(default, alias = "extended_agent_card", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        alias = "extended_agent_card",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub extended_agent_card: Option<bool>,
 }
 
@@ -351,7 +366,11 @@ pub struct ApiKeySecurityScheme {
 impl ApiKeySecurityScheme {
     /// An API key sent in `location` under `name`.
     pub fn new(location: impl Into<String>, name: impl Into<String>) -> Self {
-        Self { description: None, location: location.into(), name: name.into() }
+        Self {
+            description: None,
+            location: location.into(),
+            name: name.into(),
+        }
     }
 }
 
@@ -367,14 +386,22 @@ pub struct HttpAuthSecurityScheme {
     #[serde(default)]
     pub scheme: String,
     /// Token format hint, for example `JWT`.
-    #[serde(default, alias = "bearer_format", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        alias = "bearer_format",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub bearer_format: Option<String>,
 }
 
 impl HttpAuthSecurityScheme {
     /// An HTTP auth scheme such as `Bearer`.
     pub fn new(scheme: impl Into<String>) -> Self {
-        Self { description: None, scheme: scheme.into(), bearer_format: None }
+        Self {
+            description: None,
+            scheme: scheme.into(),
+            bearer_format: None,
+        }
     }
 }
 
@@ -389,7 +416,11 @@ pub struct OAuth2SecurityScheme {
     /// The flow.
     pub flows: OAuthFlows,
     /// RFC 8414 metadata URL.
-    #[serde(default, alias = "oauth2_metadata_url", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        alias = "oauth2_metadata_url",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub oauth2_metadata_url: Option<String>,
 }
 
@@ -442,7 +473,11 @@ pub enum OAuthFlows {
 #[non_exhaustive]
 pub struct OAuthFlow {
     /// Authorization URL.
-    #[serde(default, alias = "authorization_url", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        alias = "authorization_url",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub authorization_url: Option<String>,
     /// Device authorization URL.
     #[serde(
@@ -455,12 +490,20 @@ pub struct OAuthFlow {
     #[serde(default, alias = "token_url", skip_serializing_if = "Option::is_none")]
     pub token_url: Option<String>,
     /// Refresh URL.
-    #[serde(default, alias = "refresh_url", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        alias = "refresh_url",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub refresh_url: Option<String>,
     /// Scope name to description.
     #[serde(default)]
     pub scopes: BTreeMap<String, String>,
     /// PKCE required (authorization code flow).
-    #[serde(default, alias = "pkce_required", skip_serializing_if = "std::ops::Not::not")]
+    #[serde(
+        default,
+        alias = "pkce_required",
+        skip_serializing_if = "std::ops::Not::not"
+    )]
     pub pkce_required: bool,
 }

@@ -66,7 +66,10 @@ pub struct FieldViolation {
 impl FieldViolation {
     /// A violation of `field`.
     pub fn new(field: impl Into<String>, description: impl Into<String>) -> Self {
-        Self { field: field.into(), description: description.into() }
+        Self {
+            field: field.into(),
+            description: description.into(),
+        }
     }
 }
 
@@ -172,27 +175,39 @@ impl A2aError {
     /// Invalid params with one field violation.
     pub fn invalid_field(field: impl Into<String>, description: impl Into<String>) -> Self {
         let v = FieldViolation::new(field, description);
-        Self::InvalidParams { detail: format!("{}: {}", v.field, v.description), violations: vec![v] }
+        Self::InvalidParams {
+            detail: format!("{}: {}", v.field, v.description),
+            violations: vec![v],
+        }
     }
 
     /// Invalid params without a known field.
     pub fn invalid_params(detail: impl Into<String>) -> Self {
-        Self::InvalidParams { detail: detail.into(), violations: Vec::new() }
+        Self::InvalidParams {
+            detail: detail.into(),
+            violations: Vec::new(),
+        }
     }
 
     /// Unsupported operation.
     pub fn unsupported(detail: impl Into<String>) -> Self {
-        Self::UnsupportedOperation { detail: detail.into() }
+        Self::UnsupportedOperation {
+            detail: detail.into(),
+        }
     }
 
     /// Internal error.
     pub fn internal(detail: impl Into<String>) -> Self {
-        Self::Internal { detail: detail.into() }
+        Self::Internal {
+            detail: detail.into(),
+        }
     }
 
     /// Task not found.
     pub fn task_not_found(task_id: impl Into<String>) -> Self {
-        Self::TaskNotFound { task_id: task_id.into() }
+        Self::TaskNotFound {
+            task_id: task_id.into(),
+        }
     }
 
     /// The JSON-RPC code.
@@ -351,7 +366,11 @@ impl A2aError {
 
     /// Rebuilds a typed error from a JSON-RPC error object received from a peer.
     pub fn from_jsonrpc(err: crate::jsonrpc::JsonRpcError) -> Self {
-        let crate::jsonrpc::JsonRpcError { code, message, data } = err;
+        let crate::jsonrpc::JsonRpcError {
+            code,
+            message,
+            data,
+        } = err;
         let meta = |key: &str| -> Option<String> {
             let infos = match &data {
                 Some(Value::Array(a)) => a.iter().collect::<Vec<_>>(),
@@ -359,16 +378,21 @@ impl A2aError {
                 None => Vec::new(),
             };
             infos.iter().find_map(|i| {
-                i.get("metadata").and_then(|m| m.get(key)).and_then(Value::as_str).map(String::from)
+                i.get("metadata")
+                    .and_then(|m| m.get(key))
+                    .and_then(Value::as_str)
+                    .map(String::from)
             })
         };
         match ErrorCode(code) {
-            ErrorCode::TASK_NOT_FOUND => {
-                Self::TaskNotFound { task_id: meta("taskId").unwrap_or_default() }
-            }
+            ErrorCode::TASK_NOT_FOUND => Self::TaskNotFound {
+                task_id: meta("taskId").unwrap_or_default(),
+            },
             ErrorCode::TASK_NOT_CANCELABLE => Self::TaskNotCancelable {
                 task_id: meta("taskId").unwrap_or_default(),
-                state: meta("state").and_then(|s| TaskState::from_name(&s)).unwrap_or_default(),
+                state: meta("state")
+                    .and_then(|s| TaskState::from_name(&s))
+                    .unwrap_or_default(),
             },
             ErrorCode::PUSH_NOTIFICATION_NOT_SUPPORTED => Self::PushNotificationNotSupported,
             ErrorCode::UNSUPPORTED_OPERATION => Self::UnsupportedOperation { detail: message },
@@ -377,16 +401,21 @@ impl A2aError {
             },
             ErrorCode::INVALID_AGENT_RESPONSE => Self::InvalidAgentResponse { detail: message },
             ErrorCode::EXTENDED_AGENT_CARD_NOT_CONFIGURED => Self::ExtendedAgentCardNotConfigured,
-            ErrorCode::VERSION_NOT_SUPPORTED => {
-                Self::VersionNotSupported { version: meta("version").unwrap_or_default() }
-            }
-            ErrorCode::INVALID_PARAMS => {
-                Self::InvalidParams { detail: message, violations: Vec::new() }
-            }
-            ErrorCode::METHOD_NOT_FOUND => {
-                Self::MethodNotFound { method: meta("method").unwrap_or(message) }
-            }
-            code => Self::Other { code, message, data },
+            ErrorCode::VERSION_NOT_SUPPORTED => Self::VersionNotSupported {
+                version: meta("version").unwrap_or_default(),
+            },
+            ErrorCode::INVALID_PARAMS => Self::InvalidParams {
+                detail: message,
+                violations: Vec::new(),
+            },
+            ErrorCode::METHOD_NOT_FOUND => Self::MethodNotFound {
+                method: meta("method").unwrap_or(message),
+            },
+            code => Self::Other {
+                code,
+                message,
+                data,
+            },
         }
     }
 }

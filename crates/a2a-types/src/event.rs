@@ -36,8 +36,17 @@ pub struct TaskStatusUpdateEvent {
 
 impl TaskStatusUpdateEvent {
     /// A status update for `task_id` in `context_id`.
-    pub fn new(task_id: impl Into<String>, context_id: impl Into<String>, status: TaskStatus) -> Self {
-        Self { task_id: task_id.into(), context_id: context_id.into(), status, metadata: None }
+    pub fn new(
+        task_id: impl Into<String>,
+        context_id: impl Into<String>,
+        status: TaskStatus,
+    ) -> Self {
+        Self {
+            task_id: task_id.into(),
+            context_id: context_id.into(),
+            status,
+            metadata: None,
+        }
     }
 }
 

@@ -89,7 +89,12 @@ pub struct JsonRpcRequest<'a, P> {
 impl<'a, P> JsonRpcRequest<'a, P> {
     /// A request with the given id, method and params.
     pub fn new(id: impl Into<Value>, method: &'a str, params: P) -> Self {
-        Self { jsonrpc: VERSION, id: id.into(), method, params }
+        Self {
+            jsonrpc: VERSION,
+            id: id.into(),
+            method,
+            params,
+        }
     }
 }
 
@@ -127,7 +132,11 @@ pub struct JsonRpcSuccess<'a, R: Serialize> {
 impl<'a, R: Serialize> JsonRpcSuccess<'a, R> {
     /// A success response for `id`.
     pub fn new(id: &'a Value, result: R) -> Self {
-        Self { jsonrpc: VERSION, id, result }
+        Self {
+            jsonrpc: VERSION,
+            id,
+            result,
+        }
     }
 }
 
@@ -146,6 +155,10 @@ pub struct JsonRpcFailure<'a> {
 impl<'a> JsonRpcFailure<'a> {
     /// An error response for `id`.
     pub fn new(id: &'a Value, error: JsonRpcError) -> Self {
-        Self { jsonrpc: VERSION, id, error }
+        Self {
+            jsonrpc: VERSION,
+            id,
+            error,
+        }
     }
 }

@@ -37,10 +37,10 @@ pub use event::{
 pub use message::{Message, Part, PartContent, Role, join_text};
 pub use push::{AuthenticationInfo, TaskPushNotificationConfig};
 pub use request::{
-    CancelTaskRequest, GetExtendedAgentCardRequest, GetTaskRequest, ListTaskPushNotificationConfigsRequest,
-    ListTaskPushNotificationConfigsResponse, ListTasksRequest, ListTasksResponse,
-    SendMessageConfiguration, SendMessageRequest, SubscribeToTaskRequest,
-    TaskPushNotificationConfigRequest,
+    CancelTaskRequest, GetExtendedAgentCardRequest, GetTaskRequest,
+    ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse,
+    ListTasksRequest, ListTasksResponse, SendMessageConfiguration, SendMessageRequest,
+    SubscribeToTaskRequest, TaskPushNotificationConfigRequest,
 };
 pub use serde_util::{format_timestamp, parse_timestamp};
 pub use task::{Artifact, Task, TaskState, TaskStatus};

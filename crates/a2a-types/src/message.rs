@@ -80,7 +80,12 @@ pub struct Message {
 impl Message {
     /// A message with a generated id.
     pub fn new(role: Role, parts: Vec<Part>) -> Self {
-        Self { message_id: crate::new_id(), role, parts, ..Self::default() }
+        Self {
+            message_id: crate::new_id(),
+            role,
+            parts,
+            ..Self::default()
+        }
     }
 
     /// A user message with one text part.
@@ -165,7 +170,12 @@ pub struct Part {
 impl Part {
     /// A part with the given content.
     pub fn new(content: PartContent) -> Self {
-        Self { content, metadata: None, filename: None, media_type: None }
+        Self {
+            content,
+            metadata: None,
+            filename: None,
+            media_type: None,
+        }
     }
 
     /// A text part.
@@ -309,11 +319,14 @@ impl<'de> Deserialize<'de> for Part {
                         }
                         PartField::Metadata => metadata = map.next_value()?,
                         PartField::Filename => {
-                            filename = map.next_value::<Option<String>>()?.filter(|s| !s.is_empty())
+                            filename = map
+                                .next_value::<Option<String>>()?
+                                .filter(|s| !s.is_empty())
                         }
                         PartField::MediaType => {
-                            media_type =
-                                map.next_value::<Option<String>>()?.filter(|s| !s.is_empty())
+                            media_type = map
+                                .next_value::<Option<String>>()?
+                                .filter(|s| !s.is_empty())
                         }
                         PartField::Other => {
                             map.next_value::<de::IgnoredAny>()?;
@@ -323,7 +336,12 @@ impl<'de> Deserialize<'de> for Part {
                 let content = content.ok_or_else(|| {
                     de::Error::custom("a part must set one of text, raw, url or data")
                 })?;
-                Ok(Part { content, metadata, filename, media_type })
+                Ok(Part {
+                    content,
+                    metadata,
+                    filename,
+                    media_type,
+                })
             }
         }
 

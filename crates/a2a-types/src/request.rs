@@ -34,7 +34,12 @@ pub struct SendMessageRequest {
 impl SendMessageRequest {
     /// A request carrying `message` with default options.
     pub fn new(message: Message) -> Self {
-        Self { tenant: None, message, configuration: None, metadata: None }
+        Self {
+            tenant: None,
+            message,
+            configuration: None,
+            metadata: None,
+        }
     }
 
     /// Sets the options.
@@ -51,7 +56,9 @@ impl SendMessageRequest {
 
     /// `configuration.returnImmediately`.
     pub fn return_immediately(&self) -> bool {
-        self.configuration.as_ref().is_some_and(|c| c.return_immediately)
+        self.configuration
+            .as_ref()
+            .is_some_and(|c| c.return_immediately)
     }
 
     /// `configuration.historyLength`.
@@ -126,7 +133,11 @@ pub struct GetTaskRequest {
 impl GetTaskRequest {
     /// A request for task `id`.
     pub fn new(id: impl Into<String>) -> Self {
-        Self { tenant: None, id: id.into(), history_length: None }
+        Self {
+            tenant: None,
+            id: id.into(),
+            history_length: None,
+        }
     }
 }
 
@@ -186,7 +197,11 @@ pub struct ListTasksRequest {
     )]
     pub status_timestamp_after: Option<DateTime<Utc>>,
     /// Include artifacts (default false).
-    #[serde(default, alias = "include_artifacts", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        alias = "include_artifacts",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub include_artifacts: Option<bool>,
 }
 
@@ -232,7 +247,11 @@ pub struct CancelTaskRequest {
 impl CancelTaskRequest {
     /// A request to cancel task `id`.
     pub fn new(id: impl Into<String>) -> Self {
-        Self { tenant: None, id: id.into(), metadata: None }
+        Self {
+            tenant: None,
+            id: id.into(),
+            metadata: None,
+        }
     }
 }
 
@@ -256,7 +275,10 @@ pub struct SubscribeToTaskRequest {
 impl SubscribeToTaskRequest {
     /// A request to follow task `id`.
     pub fn new(id: impl Into<String>) -> Self {
-        Self { tenant: None, id: id.into() }
+        Self {
+            tenant: None,
+            id: id.into(),
+        }
     }
 }
 
@@ -273,7 +295,11 @@ pub struct TaskPushNotificationConfigRequest {
     )]
     pub tenant: Option<String>,
     /// Task id.
-    #[serde(default, alias = "task_id", deserialize_with = "serde_util::string::deserialize")]
+    #[serde(
+        default,
+        alias = "task_id",
+        deserialize_with = "serde_util::string::deserialize"
+    )]
     pub task_id: String,
     /// Config id.
     #[serde(default, deserialize_with = "serde_util::string::deserialize")]
@@ -293,7 +319,11 @@ pub struct ListTaskPushNotificationConfigsRequest {
     )]
     pub tenant: Option<String>,
     /// Task id.
-    #[serde(default, alias = "task_id", deserialize_with = "serde_util::string::deserialize")]
+    #[serde(
+        default,
+        alias = "task_id",
+        deserialize_with = "serde_util::string::deserialize"
+    )]
     pub task_id: String,
     /// Page size.
     #[serde(

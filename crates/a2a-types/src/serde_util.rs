@@ -70,10 +70,14 @@ pub(crate) mod opt_i32 {
                 d.deserialize_any(self)
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
-                i32::try_from(v).map(Some).map_err(|_| E::custom("integer out of range for int32"))
+                i32::try_from(v)
+                    .map(Some)
+                    .map_err(|_| E::custom("integer out of range for int32"))
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
-                i32::try_from(v).map(Some).map_err(|_| E::custom("integer out of range for int32"))
+                i32::try_from(v)
+                    .map(Some)
+                    .map_err(|_| E::custom("integer out of range for int32"))
             }
             fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
                 if v.fract() == 0.0 && v >= f64::from(i32::MIN) && v <= f64::from(i32::MAX) {
@@ -83,7 +87,10 @@ pub(crate) mod opt_i32 {
                 }
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-                v.trim().parse::<i32>().map(Some).map_err(|_| E::custom("expected an integer"))
+                v.trim()
+                    .parse::<i32>()
+                    .map(Some)
+                    .map_err(|_| E::custom("expected an integer"))
             }
         }
         d.deserialize_option(V)
@@ -124,7 +131,9 @@ pub fn format_timestamp(t: &DateTime<Utc>) -> String {
 
 /// Parses an RFC 3339 timestamp (any offset) into UTC.
 pub fn parse_timestamp(s: &str) -> Option<DateTime<Utc>> {
-    DateTime::parse_from_rfc3339(s).ok().map(|t| t.with_timezone(&Utc))
+    DateTime::parse_from_rfc3339(s)
+        .ok()
+        .map(|t| t.with_timezone(&Utc))
 }
 
 /// `bytes` fields: base64 (standard or URL-safe, padded or not) in, standard padded out.

@@ -36,7 +36,10 @@ proto_enum! {
 impl TaskState {
     /// Completed, failed, canceled or rejected: nothing can follow.
     pub const fn is_terminal(self) -> bool {
-        matches!(self, Self::Completed | Self::Failed | Self::Canceled | Self::Rejected)
+        matches!(
+            self,
+            Self::Completed | Self::Failed | Self::Canceled | Self::Rejected
+        )
     }
 
     /// Input required or auth required: the task waits for the client.
@@ -73,12 +76,20 @@ pub struct TaskStatus {
 impl TaskStatus {
     /// A status in `state`, stamped now.
     pub fn new(state: TaskState) -> Self {
-        Self { state, message: None, timestamp: Some(Utc::now()) }
+        Self {
+            state,
+            message: None,
+            timestamp: Some(Utc::now()),
+        }
     }
 
     /// A status in `state` with an agent message, stamped now.
     pub fn with_message(state: TaskState, message: Option<Message>) -> Self {
-        Self { state, message, timestamp: Some(Utc::now()) }
+        Self {
+            state,
+            message,
+            timestamp: Some(Utc::now()),
+        }
     }
 }
 
@@ -191,7 +202,11 @@ pub struct Artifact {
 impl Artifact {
     /// An artifact with the given id and parts.
     pub fn new(artifact_id: impl Into<String>, parts: Vec<Part>) -> Self {
-        Self { artifact_id: artifact_id.into(), parts, ..Self::default() }
+        Self {
+            artifact_id: artifact_id.into(),
+            parts,
+            ..Self::default()
+        }
     }
 
     /// An artifact with a generated id, a name and one text part.

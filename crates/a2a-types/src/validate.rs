@@ -27,12 +27,19 @@ pub trait Validate {
             .map(|v| format!("{}: {}", v.field, v.description))
             .collect::<Vec<_>>()
             .join("; ");
-        Err(A2aError::InvalidParams { detail, violations: out })
+        Err(A2aError::InvalidParams {
+            detail,
+            violations: out,
+        })
     }
 }
 
 fn join(path: &str, field: &str) -> String {
-    if path.is_empty() { field.to_owned() } else { format!("{path}.{field}") }
+    if path.is_empty() {
+        field.to_owned()
+    } else {
+        format!("{path}.{field}")
+    }
 }
 
 fn required_str(v: &str, path: &str, field: &str, out: &mut Vec<FieldViolation>) {
@@ -44,7 +51,10 @@ fn required_str(v: &str, path: &str, field: &str, out: &mut Vec<FieldViolation>)
 fn non_negative(v: Option<i32>, path: &str, field: &str, out: &mut Vec<FieldViolation>) {
     if let Some(n) = v {
         if n < 0 {
-            out.push(FieldViolation::new(join(path, field), "must not be negative"));
+            out.push(FieldViolation::new(
+                join(path, field),
+                "must not be negative",
+            ));
         }
     }
 }
@@ -53,10 +63,16 @@ impl Validate for Message {
     fn violations(&self, path: &str, out: &mut Vec<FieldViolation>) {
         required_str(&self.message_id, path, "messageId", out);
         if self.role == Role::Unspecified {
-            out.push(FieldViolation::new(join(path, "role"), "is required (ROLE_USER or ROLE_AGENT)"));
+            out.push(FieldViolation::new(
+                join(path, "role"),
+                "is required (ROLE_USER or ROLE_AGENT)",
+            ));
         }
         if self.parts.is_empty() {
-            out.push(FieldViolation::new(join(path, "parts"), "at least one part is required"));
+            out.push(FieldViolation::new(
+                join(path, "parts"),
+                "at least one part is required",
+            ));
         }
     }
 }
@@ -65,7 +81,12 @@ impl Validate for SendMessageRequest {
     fn violations(&self, path: &str, out: &mut Vec<FieldViolation>) {
         self.message.violations(&join(path, "message"), out);
         if let Some(c) = &self.configuration {
-            non_negative(c.history_length, &join(path, "configuration"), "historyLength", out);
+            non_negative(
+                c.history_length,
+                &join(path, "configuration"),
+                "historyLength",
+                out,
+            );
         }
     }
 }

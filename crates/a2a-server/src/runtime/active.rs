@@ -24,7 +24,10 @@ pub(crate) struct ActiveTask {
 impl ActiveTask {
     /// A task that does not exist yet.
     pub(crate) fn new_task() -> Self {
-        Self::with_state(WriterState { loaded: true, ..WriterState::default() })
+        Self::with_state(WriterState {
+            loaded: true,
+            ..WriterState::default()
+        })
     }
 
     /// A task that exists in the store; its position is read on first write.
@@ -33,7 +36,10 @@ impl ActiveTask {
     }
 
     fn with_state(state: WriterState) -> Self {
-        Self { writer: tokio::sync::Mutex::new(state), executions: Mutex::new(Vec::new()) }
+        Self {
+            writer: tokio::sync::Mutex::new(state),
+            executions: Mutex::new(Vec::new()),
+        }
     }
 
     pub(crate) fn slots(&self) -> std::sync::MutexGuard<'_, Vec<ExecutionSlot>> {

@@ -37,7 +37,10 @@ pub struct RuntimeConfig {
 
 impl Default for RuntimeConfig {
     fn default() -> Self {
-        Self { cancel_grace: Duration::from_secs(5), close_stream_on_auth_required: true }
+        Self {
+            cancel_grace: Duration::from_secs(5),
+            close_stream_on_auth_required: true,
+        }
     }
 }
 
@@ -129,12 +132,18 @@ impl TaskRuntime {
     }
 
     fn policy(&self) -> ClosePolicy {
-        ClosePolicy { on_auth_required: self.shared.config.close_stream_on_auth_required }
+        ClosePolicy {
+            on_auth_required: self.shared.config.close_stream_on_auth_required,
+        }
     }
 
     fn active(&self, task_id: &str, exists: bool) -> ActiveRef {
         self.shared.active.get_or_insert_with(task_id, || {
-            if exists { ActiveTask::existing() } else { ActiveTask::new_task() }
+            if exists {
+                ActiveTask::existing()
+            } else {
+                ActiveTask::new_task()
+            }
         })
     }
 
@@ -155,7 +164,9 @@ impl TaskRuntime {
                 return Err(terminal_task(&req.task_id, w.state));
             }
             let event = TaskEvent::UserMessage(req.message.clone());
-            w.append(&*sh.store, &*sh.bus, &req.task_id, vec![event]).await.map_err(internal)?;
+            w.append(&*sh.store, &*sh.bus, &req.task_id, vec![event])
+                .await
+                .map_err(internal)?;
             cursor = w.seq;
             snapshot = sh.store.get(&req.task_id, None).await.map_err(internal)?;
         }
@@ -187,7 +198,11 @@ impl TaskRuntime {
             done: done.clone(),
             abort: None,
         });
-        let guard = ExecutionGuard { active: active.clone(), id, done };
+        let guard = ExecutionGuard {
+            active: active.clone(),
+            id,
+            done,
+        };
         let executor = sh.executor.clone();
         let handle = tokio::spawn(run_execution(executor, ctx, updater, cancel, guard));
         if let Some(slot) = active.slots().iter_mut().find(|s| s.id == id) {
@@ -216,7 +231,10 @@ impl TaskRuntime {
             .ok_or_else(|| A2aError::task_not_found(task_id))?;
         let state = snap.task.status.state;
         if state.is_terminal() {
-            return Err(A2aError::TaskNotCancelable { task_id: task_id.to_owned(), state });
+            return Err(A2aError::TaskNotCancelable {
+                task_id: task_id.to_owned(),
+                state,
+            });
         }
         let active = self.active(task_id, true);
         let updater = TaskUpdater::new(
@@ -227,7 +245,11 @@ impl TaskRuntime {
             sh.bus.clone(),
             None,
         );
-        let ctx = CancelContext { task: snap.task, metadata, call };
+        let ctx = CancelContext {
+            task: snap.task,
+            metadata,
+            call,
+        };
         let refused = match AssertUnwindSafe(sh.executor.cancel(ctx, updater.clone()))
             .catch_unwind()
             .await
@@ -239,7 +261,10 @@ impl TaskRuntime {
         if let Some(reason) = refused {
             tracing::info!(task_id, %reason, "agent refused to cancel");
             let state = self.current_state(task_id).await?;
-            return Err(A2aError::TaskNotCancelable { task_id: task_id.to_owned(), state });
+            return Err(A2aError::TaskNotCancelable {
+                task_id: task_id.to_owned(),
+                state,
+            });
         }
         let slots: Vec<ExecutionSlot> = active.slots().clone();
         for slot in &slots {
@@ -248,7 +273,10 @@ impl TaskRuntime {
         match updater.cancel(None).await {
             Ok(()) | Err(UpdaterError::TaskClosed(TaskState::Canceled)) => {}
             Err(UpdaterError::TaskClosed(state)) => {
-                return Err(A2aError::TaskNotCancelable { task_id: task_id.to_owned(), state });
+                return Err(A2aError::TaskNotCancelable {
+                    task_id: task_id.to_owned(),
+                    state,
+                });
             }
             Err(e) => return Err(internal(e)),
         }
@@ -306,10 +334,20 @@ impl TaskRuntime {
         let state = snap.task.status.state;
         match after_seq {
             Some(after) if after < snap.seq => {
-                let backlog = sh.store.events_after(task_id, after).await.map_err(internal)?;
+                let backlog = sh
+                    .store
+                    .events_after(task_id, after)
+                    .await
+                    .map_err(internal)?;
                 let cursor = after;
-                Ok(TaskEventStream::new(task_id.to_owned(), sh.store.clone(), sub, cursor, self.policy())
-                    .with_backlog(backlog))
+                Ok(TaskEventStream::new(
+                    task_id.to_owned(),
+                    sh.store.clone(),
+                    sub,
+                    cursor,
+                    self.policy(),
+                )
+                .with_backlog(backlog))
             }
             _ => {
                 if state.is_terminal() {
@@ -361,7 +399,9 @@ async fn run_execution(
     cancel: CancellationToken,
     guard: ExecutionGuard,
 ) {
-    let result = AssertUnwindSafe(executor.execute(ctx, updater.clone())).catch_unwind().await;
+    let result = AssertUnwindSafe(executor.execute(ctx, updater.clone()))
+        .catch_unwind()
+        .await;
     finish(&updater, result, &cancel).await;
     drop(guard);
 }
@@ -404,7 +444,10 @@ async fn finish(
     if state == TaskState::Failed {
         tracing::warn!(task_id, reason = %text, "failing task");
     }
-    match updater.update_status(state, Some(updater.agent_text(text))).await {
+    match updater
+        .update_status(state, Some(updater.agent_text(text)))
+        .await
+    {
         Ok(()) | Err(UpdaterError::TaskClosed(_)) => {}
         Err(e) => tracing::error!(task_id, error = %e, "could not end the task's turn"),
     }

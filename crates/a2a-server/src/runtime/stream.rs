@@ -131,7 +131,11 @@ impl TaskEventStream {
             TaskEvent::Artifact(_) => false,
             TaskEvent::UserMessage(_) => return None,
         };
-        Some(StreamItem { seq: r.seq, payload: StreamPayload::Record(r), is_final })
+        Some(StreamItem {
+            seq: r.seq,
+            payload: StreamPayload::Record(r),
+            is_final,
+        })
     }
 
     async fn catch_up(&mut self) -> Result<(), A2aError> {

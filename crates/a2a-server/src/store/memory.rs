@@ -26,7 +26,9 @@ pub struct InMemoryTaskStoreConfig {
 
 impl Default for InMemoryTaskStoreConfig {
     fn default() -> Self {
-        Self { max_terminal_tasks: 10_000 }
+        Self {
+            max_terminal_tasks: 10_000,
+        }
     }
 }
 
@@ -71,7 +73,10 @@ impl InMemoryTaskStore {
     /// A store with the given settings.
     pub fn new(config: InMemoryTaskStoreConfig) -> Self {
         let shards = (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect();
-        Self { shards, terminal_per_shard: config.max_terminal_tasks.div_ceil(SHARDS).max(1) }
+        Self {
+            shards,
+            terminal_per_shard: config.max_terminal_tasks.div_ceil(SHARDS).max(1),
+        }
     }
 
     fn shard(&self, task_id: &str) -> MutexGuard<'_, Shard> {
@@ -133,7 +138,10 @@ impl TaskStore for InMemoryTaskStore {
             shard
                 .tasks
                 .entry(task_id.to_owned())
-                .or_insert_with(|| Entry { task: Task::default(), log: Vec::new() })
+                .or_insert_with(|| Entry {
+                    task: Task::default(),
+                    log: Vec::new(),
+                })
         } else {
             let entry = shard
                 .tasks
@@ -187,21 +195,33 @@ impl TaskStore for InMemoryTaskStore {
         after_seq: u64,
     ) -> Result<Vec<Arc<TaskEventRecord>>, StoreError> {
         let shard = self.shard(task_id);
-        let entry =
-            shard.tasks.get(task_id).ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
-        let start = usize::try_from(after_seq).unwrap_or(usize::MAX).min(entry.log.len());
+        let entry = shard
+            .tasks
+            .get(task_id)
+            .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
+        let start = usize::try_from(after_seq)
+            .unwrap_or(usize::MAX)
+            .min(entry.log.len());
         Ok(entry.log[start..].to_vec())
     }
 
     async fn list(&self, query: &TaskQuery) -> Result<TaskPage, StoreError> {
-        let cursor = query.page_token.as_deref().map(decode_page_token).transpose()?;
+        let cursor = query
+            .page_token
+            .as_deref()
+            .map(decode_page_token)
+            .transpose()?;
         let after_millis = query.status_timestamp_after.map(|t| t.timestamp_millis());
         let mut keys: Vec<(i64, String)> = Vec::new();
         for shard in self.shards.iter() {
             let shard = lock(shard);
             for e in shard.tasks.values() {
                 let t = &e.task;
-                if query.context_id.as_deref().is_some_and(|c| c != t.context_id) {
+                if query
+                    .context_id
+                    .as_deref()
+                    .is_some_and(|c| c != t.context_id)
+                {
                     continue;
                 }
                 if query.status.is_some_and(|s| s != t.status.state) {
@@ -217,7 +237,9 @@ impl TaskStore for InMemoryTaskStore {
         let total_size = keys.len();
         keys.sort_unstable_by(|a, b| b.cmp(a));
         let start = match &cursor {
-            Some((m, id)) => keys.partition_point(|(km, kid)| (*km, kid.as_str()) >= (*m, id.as_str())),
+            Some((m, id)) => {
+                keys.partition_point(|(km, kid)| (*km, kid.as_str()) >= (*m, id.as_str()))
+            }
             None => 0,
         };
         let end = (start + query.page_size).min(keys.len());
@@ -225,7 +247,10 @@ impl TaskStore for InMemoryTaskStore {
         for (_, id) in &keys[start..end] {
             let shard = self.shard(id);
             if let Some(e) = shard.tasks.get(id) {
-                tasks.push(shape_for_listing(tail_clone(&e.task, query.history_length), query));
+                tasks.push(shape_for_listing(
+                    tail_clone(&e.task, query.history_length),
+                    query,
+                ));
             }
         }
         let next_page_token = if end < keys.len() {
@@ -235,6 +260,10 @@ impl TaskStore for InMemoryTaskStore {
         } else {
             String::new()
         };
-        Ok(TaskPage { tasks, next_page_token, total_size })
+        Ok(TaskPage {
+            tasks,
+            next_page_token,
+            total_size,
+        })
     }
 }

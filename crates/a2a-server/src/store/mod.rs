@@ -10,9 +10,7 @@ mod memory;
 
 use std::sync::Arc;
 
-use a2a_types::{
-    Message, Task, TaskArtifactUpdateEvent, TaskState, TaskStatusUpdateEvent,
-};
+use a2a_types::{Message, Task, TaskArtifactUpdateEvent, TaskState, TaskStatusUpdateEvent};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
@@ -182,7 +180,9 @@ pub fn apply_event(task: &mut Task, event: &TaskEvent) {
                 task.history.push(m);
             }
             if let Some(md) = &e.metadata {
-                task.metadata.get_or_insert_with(Default::default).extend(md.clone());
+                task.metadata
+                    .get_or_insert_with(Default::default)
+                    .extend(md.clone());
             }
             task.status = e.status.clone();
         }
@@ -197,12 +197,17 @@ pub fn apply_event(task: &mut Task, event: &TaskEvent) {
 }
 
 fn apply_artifact(task: &mut Task, e: &TaskArtifactUpdateEvent) {
-    let existing = task.artifacts.iter_mut().find(|a| a.artifact_id == e.artifact.artifact_id);
+    let existing = task
+        .artifacts
+        .iter_mut()
+        .find(|a| a.artifact_id == e.artifact.artifact_id);
     match existing {
         Some(a) if e.append => {
             a.parts.extend(e.artifact.parts.iter().cloned());
             if let Some(md) = &e.artifact.metadata {
-                a.metadata.get_or_insert_with(Default::default).extend(md.clone());
+                a.metadata
+                    .get_or_insert_with(Default::default)
+                    .extend(md.clone());
             }
             if e.artifact.name.is_some() {
                 a.name.clone_from(&e.artifact.name);
@@ -246,7 +251,10 @@ pub fn decode_page_token(token: &str) -> Result<(i64, String), StoreError> {
 
 /// Sort key of a task in listings: newest status first, then task id descending.
 pub fn sort_key(task: &Task) -> (i64, &str) {
-    (task.status.timestamp.map_or(0, |t| t.timestamp_millis()), task.id.as_str())
+    (
+        task.status.timestamp.map_or(0, |t| t.timestamp_millis()),
+        task.id.as_str(),
+    )
 }
 
 /// Shapes a stored task for a listing: history cut, artifacts dropped unless asked for.

@@ -63,7 +63,11 @@ impl CardEndpoint {
 
     /// The JSON-RPC URL of the agent for a given base URL.
     fn endpoint_url(&self, base: &str) -> String {
-        if self.path.is_empty() { format!("{base}/") } else { format!("{base}{}", self.path) }
+        if self.path.is_empty() {
+            format!("{base}/")
+        } else {
+            format!("{base}{}", self.path)
+        }
     }
 
     /// The v1.0 card as served for `base` (for example `http://127.0.0.1:41241`).
@@ -102,7 +106,10 @@ impl CardEndpoint {
         if let Some(u) = &self.public_url {
             return u.clone();
         }
-        let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("localhost");
+        let host = headers
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .unwrap_or("localhost");
         let scheme = headers
             .get("x-forwarded-proto")
             .and_then(|h| h.to_str().ok())
@@ -126,16 +133,25 @@ fn respond(headers: &HeaderMap, (body, etag): &(Bytes, String)) -> Response {
     let not_modified = headers
         .get(header::IF_NONE_MATCH)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.split(',').any(|t| t.trim().trim_start_matches("W/") == etag || t.trim() == "*"));
+        .is_some_and(|v| {
+            v.split(',')
+                .any(|t| t.trim().trim_start_matches("W/") == etag || t.trim() == "*")
+        });
     let mut resp = if not_modified {
         StatusCode::NOT_MODIFIED.into_response()
     } else {
         let mut r = body.clone().into_response();
-        r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        r.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
         r
     };
     let h = resp.headers_mut();
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static(CACHE_CONTROL));
+    h.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static(CACHE_CONTROL),
+    );
     if let Ok(v) = HeaderValue::from_str(etag) {
         h.insert(header::ETAG, v);
     }
@@ -149,7 +165,10 @@ pub async fn agent_card(State(ep): State<Arc<CardEndpoint>>, headers: HeaderMap)
 }
 
 /// `GET …/.well-known/agent.json` (v0.3 card).
-pub async fn legacy_agent_card(State(ep): State<Arc<CardEndpoint>>, headers: HeaderMap) -> Response {
+pub async fn legacy_agent_card(
+    State(ep): State<Arc<CardEndpoint>>,
+    headers: HeaderMap,
+) -> Response {
     let rendered = ep.render(&ep.base(&headers));
     respond(&headers, &rendered.legacy)
 }

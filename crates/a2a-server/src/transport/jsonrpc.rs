@@ -37,7 +37,10 @@ pub struct JsonRpcConfig {
 
 impl Default for JsonRpcConfig {
     fn default() -> Self {
-        Self { max_body_bytes: 10 * 1024 * 1024, keep_alive: Duration::from_secs(15) }
+        Self {
+            max_body_bytes: 10 * 1024 * 1024,
+            keep_alive: Duration::from_secs(15),
+        }
     }
 }
 
@@ -71,9 +74,18 @@ struct Failure<'a> {
 
 /// A success response body.
 pub(crate) fn success_body<R: Serialize>(id: Option<&RawValue>, result: R) -> String {
-    serde_json::to_string(&Success { jsonrpc: "2.0", id, result }).unwrap_or_else(|e| {
+    serde_json::to_string(&Success {
+        jsonrpc: "2.0",
+        id,
+        result,
+    })
+    .unwrap_or_else(|e| {
         tracing::error!(error = %e, "could not serialize a result");
-        error_body(id, &A2aError::internal("could not serialize the result"), false)
+        error_body(
+            id,
+            &A2aError::internal("could not serialize the result"),
+            false,
+        )
     })
 }
 
@@ -83,14 +95,23 @@ pub(crate) fn error_body(id: Option<&RawValue>, err: &A2aError, v03: bool) -> St
     if v03 {
         error.data = None;
     }
-    serde_json::to_string(&Failure { jsonrpc: "2.0", id, error })
-        .unwrap_or_else(|_| r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}"#.to_owned())
+    serde_json::to_string(&Failure {
+        jsonrpc: "2.0",
+        id,
+        error,
+    })
+    .unwrap_or_else(|_| {
+        r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}"#
+            .to_owned()
+    })
 }
 
 fn json_response(status: StatusCode, body: String) -> Response {
     let mut resp = (status, body).into_response();
-    resp.headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
     resp
 }
 
@@ -124,30 +145,48 @@ fn parse_envelope(body: &[u8]) -> Result<Envelope<'_>, A2aError> {
         Some(b'{') => serde_json::from_slice(body),
         _ => {
             // Valid JSON that is not an object (a batch, a string…) is an invalid request.
-            return Err(match serde_json::from_slice::<serde::de::IgnoredAny>(body) {
-                Ok(_) => A2aError::InvalidRequest {
-                    detail: "the request must be a JSON object (batches are not supported)".into(),
+            return Err(
+                match serde_json::from_slice::<serde::de::IgnoredAny>(body) {
+                    Ok(_) => A2aError::InvalidRequest {
+                        detail: "the request must be a JSON object (batches are not supported)"
+                            .into(),
+                    },
+                    Err(e) => A2aError::Parse {
+                        detail: e.to_string(),
+                    },
                 },
-                Err(e) => A2aError::Parse { detail: e.to_string() },
-            });
+            );
         }
     };
-    let env = parsed.map_err(|e| match serde_json::from_slice::<serde::de::IgnoredAny>(body) {
-        Err(syntax) => A2aError::Parse { detail: syntax.to_string() },
-        Ok(_) => A2aError::InvalidRequest { detail: e.to_string() },
-    })?;
+    let env = parsed.map_err(
+        |e| match serde_json::from_slice::<serde::de::IgnoredAny>(body) {
+            Err(syntax) => A2aError::Parse {
+                detail: syntax.to_string(),
+            },
+            Ok(_) => A2aError::InvalidRequest {
+                detail: e.to_string(),
+            },
+        },
+    )?;
     if env.jsonrpc.as_deref() != Some("2.0") {
-        return Err(A2aError::InvalidRequest { detail: "\"jsonrpc\" must be \"2.0\"".into() });
+        return Err(A2aError::InvalidRequest {
+            detail: "\"jsonrpc\" must be \"2.0\"".into(),
+        });
     }
     if let Some(id) = env.id {
-        if !matches!(first_byte(id.get().as_bytes()), Some(b'"' | b'-' | b'0'..=b'9' | b'n')) {
+        if !matches!(
+            first_byte(id.get().as_bytes()),
+            Some(b'"' | b'-' | b'0'..=b'9' | b'n')
+        ) {
             return Err(A2aError::InvalidRequest {
                 detail: "\"id\" must be a string, a number or null".into(),
             });
         }
     }
     if env.method.as_deref().is_none_or(str::is_empty) {
-        return Err(A2aError::InvalidRequest { detail: "\"method\" is required".into() });
+        return Err(A2aError::InvalidRequest {
+            detail: "\"method\" is required".into(),
+        });
     }
     Ok(env)
 }
@@ -169,7 +208,10 @@ fn optional_params<T: DeserializeOwned + Default>(raw: Option<&RawValue>) -> Res
 }
 
 fn last_event_id(headers: &HeaderMap) -> Option<u64> {
-    headers.get("last-event-id").and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse().ok())
+    headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse().ok())
 }
 
 fn call_context(version: ProtocolVersion, headers: HeaderMap) -> Arc<CallContext> {
@@ -218,7 +260,9 @@ pub async fn handle(
             if is_limit {
                 return too_large();
             }
-            let err = A2aError::InvalidRequest { detail: "could not read the request body".into() };
+            let err = A2aError::InvalidRequest {
+                detail: "could not read the request body".into(),
+            };
             return json_response(StatusCode::BAD_REQUEST, error_body(None, &err, false));
         }
     };
@@ -270,19 +314,33 @@ async fn dispatch_v1(
             method::SEND_STREAMING_MESSAGE => {
                 let req: SendMessageRequest = params(raw)?;
                 let events = h.send_streaming_message(req, call).await?;
-                sse_response(events, id.map(ToOwned::to_owned), false, ep.config.keep_alive)
+                sse_response(
+                    events,
+                    id.map(ToOwned::to_owned),
+                    false,
+                    ep.config.keep_alive,
+                )
             }
             method::GET_TASK => ok(id, h.get_task(params::<GetTaskRequest>(raw)?).await?),
-            method::LIST_TASKS => {
-                ok(id, h.list_tasks(optional_params::<ListTasksRequest>(raw)?).await?)
-            }
-            method::CANCEL_TASK => {
-                ok(id, h.cancel_task(params::<CancelTaskRequest>(raw)?, call).await?)
-            }
+            method::LIST_TASKS => ok(
+                id,
+                h.list_tasks(optional_params::<ListTasksRequest>(raw)?)
+                    .await?,
+            ),
+            method::CANCEL_TASK => ok(
+                id,
+                h.cancel_task(params::<CancelTaskRequest>(raw)?, call)
+                    .await?,
+            ),
             method::SUBSCRIBE_TO_TASK => {
                 let req: SubscribeToTaskRequest = params(raw)?;
                 let events = h.subscribe_to_task(req, resume).await?;
-                sse_response(events, id.map(ToOwned::to_owned), false, ep.config.keep_alive)
+                sse_response(
+                    events,
+                    id.map(ToOwned::to_owned),
+                    false,
+                    ep.config.keep_alive,
+                )
             }
             method::CREATE_PUSH_CONFIG => {
                 params::<TaskPushNotificationConfig>(raw)?;
@@ -297,7 +355,11 @@ async fn dispatch_v1(
                 return Err(h.push_config_operation());
             }
             method::GET_EXTENDED_AGENT_CARD => ok(id, &*h.get_extended_agent_card()?),
-            other => return Err(A2aError::MethodNotFound { method: other.to_owned() }),
+            other => {
+                return Err(A2aError::MethodNotFound {
+                    method: other.to_owned(),
+                });
+            }
         })
     }
     .await;
@@ -326,7 +388,12 @@ async fn dispatch_v03(
             m::MESSAGE_STREAM => {
                 let req = SendMessageRequest::try_from(params::<v03::MessageSendParams>(raw)?)?;
                 let events = h.send_streaming_message(req, call).await?;
-                sse_response(events, id.map(ToOwned::to_owned), true, ep.config.keep_alive)
+                sse_response(
+                    events,
+                    id.map(ToOwned::to_owned),
+                    true,
+                    ep.config.keep_alive,
+                )
             }
             m::TASKS_GET => {
                 let p: v03::TaskQueryParams = params(raw)?;
@@ -342,17 +409,31 @@ async fn dispatch_v03(
             }
             m::TASKS_RESUBSCRIBE => {
                 let p: v03::TaskIdParams = params(raw)?;
-                let events = h.subscribe_to_task(SubscribeToTaskRequest::new(p.id), None).await?;
-                sse_response(events, id.map(ToOwned::to_owned), true, ep.config.keep_alive)
+                let events = h
+                    .subscribe_to_task(SubscribeToTaskRequest::new(p.id), None)
+                    .await?;
+                sse_response(
+                    events,
+                    id.map(ToOwned::to_owned),
+                    true,
+                    ep.config.keep_alive,
+                )
             }
-            m::PUSH_CONFIG_SET | m::PUSH_CONFIG_GET | m::PUSH_CONFIG_LIST | m::PUSH_CONFIG_DELETE => {
+            m::PUSH_CONFIG_SET
+            | m::PUSH_CONFIG_GET
+            | m::PUSH_CONFIG_LIST
+            | m::PUSH_CONFIG_DELETE => {
                 return Err(h.push_config_operation());
             }
             m::GET_AUTHENTICATED_EXTENDED_CARD => {
                 let card = h.get_extended_agent_card()?;
                 ok(id, v03::AgentCard::from_v1(&card))
             }
-            other => return Err(A2aError::MethodNotFound { method: other.to_owned() }),
+            other => {
+                return Err(A2aError::MethodNotFound {
+                    method: other.to_owned(),
+                });
+            }
         })
     }
     .await;
@@ -365,9 +446,18 @@ mod tests {
 
     #[test]
     fn envelope_errors() {
-        assert!(matches!(parse_envelope(b"{not json"), Err(A2aError::Parse { .. })));
-        assert!(matches!(parse_envelope(b"[1,2]"), Err(A2aError::InvalidRequest { .. })));
-        assert!(matches!(parse_envelope(b"\"x\""), Err(A2aError::InvalidRequest { .. })));
+        assert!(matches!(
+            parse_envelope(b"{not json"),
+            Err(A2aError::Parse { .. })
+        ));
+        assert!(matches!(
+            parse_envelope(b"[1,2]"),
+            Err(A2aError::InvalidRequest { .. })
+        ));
+        assert!(matches!(
+            parse_envelope(b"\"x\""),
+            Err(A2aError::InvalidRequest { .. })
+        ));
         assert!(matches!(
             parse_envelope(br#"{"jsonrpc":"1.0","id":1,"method":"GetTask"}"#),
             Err(A2aError::InvalidRequest { .. })
@@ -384,8 +474,9 @@ mod tests {
             parse_envelope(br#"{"jsonrpc":"2.0","id":1}"#),
             Err(A2aError::InvalidRequest { .. })
         ));
-        let env = parse_envelope(br#"{"jsonrpc":"2.0","id":"a","method":"GetTask","params":{"id":"x"}}"#)
-            .unwrap();
+        let env =
+            parse_envelope(br#"{"jsonrpc":"2.0","id":"a","method":"GetTask","params":{"id":"x"}}"#)
+                .unwrap();
         assert_eq!(env.id.unwrap().get(), "\"a\"");
         assert_eq!(env.method.as_deref(), Some("GetTask"));
     }

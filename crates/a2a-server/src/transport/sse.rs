@@ -26,16 +26,25 @@ pub(crate) fn sse_response(
         let event = match item {
             Ok(item) => {
                 let data = if v03 {
-                    success_body(id, &v03::StreamEvent::from_v1(item.response(), item.is_final))
+                    success_body(
+                        id,
+                        &v03::StreamEvent::from_v1(item.response(), item.is_final),
+                    )
                 } else {
                     success_body(id, item.response())
                 };
                 let event = Event::default().data(data);
-                if item.seq > 0 { event.id(item.seq.to_string()) } else { event }
+                if item.seq > 0 {
+                    event.id(item.seq.to_string())
+                } else {
+                    event
+                }
             }
             Err(e) => Event::default().data(error_body(id, &e, v03)),
         };
         Ok::<_, Infallible>(event)
     });
-    Sse::new(stream).keep_alive(KeepAlive::new().interval(keep_alive)).into_response()
+    Sse::new(stream)
+        .keep_alive(KeepAlive::new().interval(keep_alive))
+        .into_response()
 }

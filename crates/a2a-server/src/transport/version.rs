@@ -27,7 +27,10 @@ impl ProtocolVersion {
 /// or empty value means 0.3 (spec §3.6.2). Only `Major.Minor` counts; patch numbers are
 /// ignored. Major 1 is served as v1.0 and major 0 as v0.3; anything else is
 /// `VersionNotSupportedError`.
-pub fn negotiate_version(headers: &HeaderMap, query: Option<&str>) -> Result<ProtocolVersion, A2aError> {
+pub fn negotiate_version(
+    headers: &HeaderMap,
+    query: Option<&str>,
+) -> Result<ProtocolVersion, A2aError> {
     let from_query = || {
         query.and_then(|q| {
             q.split('&').find_map(|kv| {
@@ -49,7 +52,9 @@ pub fn negotiate_version(headers: &HeaderMap, query: Option<&str>) -> Result<Pro
     match major.trim_start_matches(['v', 'V']) {
         "1" => Ok(ProtocolVersion::V1),
         "0" => Ok(ProtocolVersion::V03),
-        _ => Err(A2aError::VersionNotSupported { version: raw.to_owned() }),
+        _ => Err(A2aError::VersionNotSupported {
+            version: raw.to_owned(),
+        }),
     }
 }
 
@@ -65,10 +70,22 @@ mod tests {
 
     #[test]
     fn versions() {
-        assert_eq!(negotiate_version(&HeaderMap::new(), None).unwrap(), ProtocolVersion::V03);
-        assert_eq!(negotiate_version(&h("1.0"), None).unwrap(), ProtocolVersion::V1);
-        assert_eq!(negotiate_version(&h("1.0.1"), None).unwrap(), ProtocolVersion::V1);
-        assert_eq!(negotiate_version(&h("0.3"), None).unwrap(), ProtocolVersion::V03);
+        assert_eq!(
+            negotiate_version(&HeaderMap::new(), None).unwrap(),
+            ProtocolVersion::V03
+        );
+        assert_eq!(
+            negotiate_version(&h("1.0"), None).unwrap(),
+            ProtocolVersion::V1
+        );
+        assert_eq!(
+            negotiate_version(&h("1.0.1"), None).unwrap(),
+            ProtocolVersion::V1
+        );
+        assert_eq!(
+            negotiate_version(&h("0.3"), None).unwrap(),
+            ProtocolVersion::V03
+        );
         assert_eq!(
             negotiate_version(&HeaderMap::new(), Some("x=1&A2A-Version=1.0")).unwrap(),
             ProtocolVersion::V1

@@ -152,7 +152,11 @@ pub enum SecuritySchemeV03 {
         /// Scheme.
         scheme: String,
         /// Bearer format.
-        #[serde(default, rename = "bearerFormat", skip_serializing_if = "Option::is_none")]
+        #[serde(
+            default,
+            rename = "bearerFormat",
+            skip_serializing_if = "Option::is_none"
+        )]
         bearer_format: Option<String>,
         /// Description.
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -164,7 +168,11 @@ pub enum SecuritySchemeV03 {
         /// Flows.
         flows: OAuthFlowsV03,
         /// Metadata URL.
-        #[serde(default, rename = "oauth2MetadataUrl", skip_serializing_if = "Option::is_none")]
+        #[serde(
+            default,
+            rename = "oauth2MetadataUrl",
+            skip_serializing_if = "Option::is_none"
+        )]
         oauth2_metadata_url: Option<String>,
         /// Description.
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -240,26 +248,38 @@ fn scheme_to_v03(s: &v1::SecurityScheme) -> Option<SecuritySchemeV03> {
             open_id_connect_url: o.open_id_connect_url.clone(),
             description: o.description.clone(),
         },
-        v1::SecurityScheme::MtlsSecurityScheme(m) => {
-            SecuritySchemeV03::MutualTls { description: m.description.clone() }
-        }
+        v1::SecurityScheme::MtlsSecurityScheme(m) => SecuritySchemeV03::MutualTls {
+            description: m.description.clone(),
+        },
     })
 }
 
 fn scheme_from_v03(s: &SecuritySchemeV03) -> Option<v1::SecurityScheme> {
     Some(match s {
-        SecuritySchemeV03::ApiKey { location, name, description } => {
+        SecuritySchemeV03::ApiKey {
+            location,
+            name,
+            description,
+        } => {
             let mut k = v1::ApiKeySecurityScheme::new(location.clone(), name.clone());
             k.description = description.clone();
             v1::SecurityScheme::ApiKeySecurityScheme(k)
         }
-        SecuritySchemeV03::Http { scheme, bearer_format, description } => {
+        SecuritySchemeV03::Http {
+            scheme,
+            bearer_format,
+            description,
+        } => {
             let mut h = v1::HttpAuthSecurityScheme::new(scheme.clone());
             h.bearer_format = bearer_format.clone();
             h.description = description.clone();
             v1::SecurityScheme::HttpAuthSecurityScheme(h)
         }
-        SecuritySchemeV03::OAuth2 { flows, oauth2_metadata_url, description } => {
+        SecuritySchemeV03::OAuth2 {
+            flows,
+            oauth2_metadata_url,
+            description,
+        } => {
             let flow = if let Some(f) = &flows.authorization_code {
                 v1::OAuthFlows::AuthorizationCode(f.clone())
             } else if let Some(f) = &flows.client_credentials {
@@ -275,12 +295,13 @@ fn scheme_from_v03(s: &SecuritySchemeV03) -> Option<v1::SecurityScheme> {
                 oauth2_metadata_url: oauth2_metadata_url.clone(),
             })
         }
-        SecuritySchemeV03::OpenIdConnect { open_id_connect_url, description } => {
-            v1::SecurityScheme::OpenIdConnectSecurityScheme(v1::OpenIdConnectSecurityScheme {
-                description: description.clone(),
-                open_id_connect_url: open_id_connect_url.clone(),
-            })
-        }
+        SecuritySchemeV03::OpenIdConnect {
+            open_id_connect_url,
+            description,
+        } => v1::SecurityScheme::OpenIdConnectSecurityScheme(v1::OpenIdConnectSecurityScheme {
+            description: description.clone(),
+            open_id_connect_url: open_id_connect_url.clone(),
+        }),
         SecuritySchemeV03::MutualTls { description } => {
             v1::SecurityScheme::MtlsSecurityScheme(v1::MutualTlsSecurityScheme {
                 description: description.clone(),
@@ -291,7 +312,12 @@ fn scheme_from_v03(s: &SecuritySchemeV03) -> Option<v1::SecurityScheme> {
 
 fn requirements_to_v03(r: &[v1::SecurityRequirement]) -> Vec<BTreeMap<String, Vec<String>>> {
     r.iter()
-        .map(|req| req.schemes.iter().map(|(k, v)| (k.clone(), v.list.clone())).collect())
+        .map(|req| {
+            req.schemes
+                .iter()
+                .map(|(k, v)| (k.clone(), v.list.clone()))
+                .collect()
+        })
         .collect()
 }
 
@@ -315,8 +341,11 @@ impl AgentCard {
     /// first interface whose protocol version is `0.x` (or the first interface when none is),
     /// `additionalInterfaces` from the other `0.x` interfaces.
     pub fn from_v1(card: &v1::AgentCard) -> Self {
-        let legacy: Vec<&v1::AgentInterface> =
-            card.supported_interfaces.iter().filter(|i| is_v03(&i.protocol_version)).collect();
+        let legacy: Vec<&v1::AgentInterface> = card
+            .supported_interfaces
+            .iter()
+            .filter(|i| is_v03(&i.protocol_version))
+            .collect();
         let candidates = if legacy.is_empty() {
             card.supported_interfaces.iter().collect::<Vec<_>>()
         } else {
@@ -329,7 +358,10 @@ impl AgentCard {
         let additional_interfaces = if candidates.len() > 1 {
             candidates
                 .iter()
-                .map(|i| AgentInterface { url: i.url.clone(), transport: i.protocol_binding.clone() })
+                .map(|i| AgentInterface {
+                    url: i.url.clone(),
+                    transport: i.protocol_binding.clone(),
+                })
                 .collect()
         } else {
             Vec::new()
@@ -383,7 +415,9 @@ impl AgentCard {
     pub fn to_v1(&self) -> v1::AgentCard {
         let mut interfaces = vec![v1::AgentInterface::new(
             self.url.clone(),
-            self.preferred_transport.clone().unwrap_or_else(|| binding::JSONRPC.to_owned()),
+            self.preferred_transport
+                .clone()
+                .unwrap_or_else(|| binding::JSONRPC.to_owned()),
             "0.3",
         )];
         for i in &self.additional_interfaces {

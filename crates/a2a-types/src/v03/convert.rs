@@ -8,9 +8,9 @@ use super::{
     StatusUpdateKind, StreamEvent, Task, TaskArtifactUpdateEvent, TaskKind, TaskState, TaskStatus,
     TaskStatusUpdateEvent,
 };
+use crate as v1;
 use crate::error::A2aError;
 use crate::serde_util::base64_bytes;
-use crate as v1;
 use crate::{
     AuthenticationInfo, SendMessageConfiguration, SendMessageRequest, SendMessageResponse,
     StreamResponse, StreamResponseRef, TaskPushNotificationConfig,
@@ -56,7 +56,10 @@ impl From<&v1::Part> for Part {
     fn from(p: &v1::Part) -> Self {
         let metadata = p.metadata.clone();
         match &p.content {
-            v1::PartContent::Text(t) => Part::Text { text: t.clone(), metadata },
+            v1::PartContent::Text(t) => Part::Text {
+                text: t.clone(),
+                metadata,
+            },
             v1::PartContent::Raw(b) => Part::File {
                 file: FileContent {
                     bytes: Some(base64_bytes::encode(b)),
@@ -102,9 +105,11 @@ impl TryFrom<Part> for v1::Part {
             }
             Part::File { file, metadata } => {
                 let content = match (file.bytes, file.uri) {
-                    (Some(b), _) => v1::PartContent::Raw(base64_bytes::decode(&b).ok_or_else(
-                        || A2aError::invalid_field("file.bytes", "is not valid base64"),
-                    )?),
+                    (Some(b), _) => {
+                        v1::PartContent::Raw(base64_bytes::decode(&b).ok_or_else(|| {
+                            A2aError::invalid_field("file.bytes", "is not valid base64")
+                        })?)
+                    }
                     (None, Some(u)) => v1::PartContent::Url(u),
                     (None, None) => {
                         return Err(A2aError::invalid_field("file", "needs bytes or uri"));
@@ -371,10 +376,13 @@ impl From<&TaskPushNotificationConfig> for PushNotificationConfig {
             id: c.id.clone(),
             url: c.url.clone(),
             token: c.token.clone(),
-            authentication: c.authentication.as_ref().map(|a| PushNotificationAuthenticationInfo {
-                schemes: vec![a.scheme.clone()],
-                credentials: a.credentials.clone(),
-            }),
+            authentication: c
+                .authentication
+                .as_ref()
+                .map(|a| PushNotificationAuthenticationInfo {
+                    schemes: vec![a.scheme.clone()],
+                    credentials: a.credentials.clone(),
+                }),
         }
     }
 }
@@ -409,8 +417,9 @@ impl TryFrom<MessageSendParams> for SendMessageRequest {
             conf.history_length = c.history_length;
             // v0.3 blocks unless `blocking: false`.
             conf.return_immediately = c.blocking == Some(false);
-            conf.task_push_notification_config =
-                c.push_notification_config.map(TaskPushNotificationConfig::from);
+            conf.task_push_notification_config = c
+                .push_notification_config
+                .map(TaskPushNotificationConfig::from);
             req.configuration = Some(conf);
         }
         Ok(req)

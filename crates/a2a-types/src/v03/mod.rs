@@ -15,7 +15,7 @@ pub use card::{
     AgentCapabilities, AgentCard, AgentInterface, AgentSkill, OAuthFlowsV03, SecuritySchemeV03,
     merged_card_json,
 };
-pub use convert::{state_to_v03, state_from_v03};
+pub use convert::{state_from_v03, state_to_v03};
 
 use crate::serde_util;
 

@@ -1,0 +1,153 @@
+//! `a2a serve`: host the built-in agents.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use a2a_host::builtin::{self, NAMES};
+use a2a_host::{AgentHost, HostAgent};
+use a2a_server::store::{InMemoryTaskStore, InMemoryTaskStoreConfig};
+use a2a_server::transport::jsonrpc::JsonRpcConfig;
+use a2a_server::{
+    CardCompat, HandlerConfig, InProcessBus, RequestHandler, RuntimeConfig, ServeOptions,
+    TaskRuntime,
+};
+use anyhow::{Context, bail};
+use clap::{Args, ValueEnum};
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(crate) enum CardCompatArg {
+    /// Strict v1.0 card.
+    Strict,
+    /// v1.0 card plus the v0.3 fields.
+    #[value(name = "v0.3")]
+    V03,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1", env = "A2A_HOST")]
+    host: String,
+    /// Port to listen on (0 picks a free one).
+    #[arg(long, default_value_t = 41241, env = "A2A_PORT")]
+    port: u16,
+    /// Serve only this built-in agent, at the root (`/`).
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(NAMES))]
+    agent: Option<String>,
+    /// Public base URL to advertise in agent cards (default: the address clients use).
+    #[arg(long, env = "A2A_PUBLIC_URL")]
+    public_url: Option<String>,
+    /// Which card `/.well-known/agent-card.json` serves.
+    #[arg(long, value_enum, default_value = "strict")]
+    card_compat: CardCompatArg,
+    /// Largest accepted request body, in bytes.
+    #[arg(long, default_value_t = 10 * 1024 * 1024)]
+    max_body_bytes: usize,
+    /// Terminal tasks kept in memory per agent before the oldest are evicted.
+    #[arg(long, default_value_t = 10_000)]
+    max_terminal_tasks: usize,
+    /// History messages returned when a request does not set historyLength (default: all).
+    #[arg(long)]
+    default_history_length: Option<usize>,
+}
+
+fn handler_for(agent: &builtin::BuiltinAgent, args: &ServeArgs) -> Arc<RequestHandler> {
+    let store = InMemoryTaskStore::new(
+        InMemoryTaskStoreConfig::default().with_max_terminal_tasks(args.max_terminal_tasks),
+    );
+    let runtime = TaskRuntime::new(
+        agent.executor.clone(),
+        Arc::new(store),
+        Arc::new(InProcessBus::default()),
+        RuntimeConfig::default(),
+    );
+    let mut config = HandlerConfig::default();
+    config.default_history_length = args.default_history_length;
+    Arc::new(RequestHandler::new(runtime, agent.card.clone(), config))
+}
+
+pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
+    let mut options = ServeOptions::default();
+    options.public_url = args.public_url.clone();
+    options.card_compat = match args.card_compat {
+        CardCompatArg::Strict => CardCompat::Strict,
+        CardCompatArg::V03 => CardCompat::V03Merged,
+    };
+    let mut jsonrpc = JsonRpcConfig::default();
+    jsonrpc.max_body_bytes = args.max_body_bytes;
+    options.jsonrpc = jsonrpc;
+
+    let mut host = AgentHost::new(options);
+    let names: Vec<&str> = match &args.agent {
+        Some(name) => vec![name.as_str()],
+        None => NAMES.to_vec(),
+    };
+    for name in &names {
+        let Some(agent) = builtin::builtin(name) else {
+            bail!("unknown agent {name}")
+        };
+        let hosted = HostAgent {
+            id: agent.id.to_owned(),
+            handler: handler_for(&agent, &args),
+        };
+        host = if args.agent.is_some() {
+            host.root(hosted)
+        } else {
+            host.agent(hosted)
+        };
+    }
+
+    let addr: SocketAddr = format!("{}:{}", args.host, args.port)
+        .parse()
+        .or_else(|_| {
+            std::net::ToSocketAddrs::to_socket_addrs(&(args.host.as_str(), args.port))
+                .ok()
+                .and_then(|mut a| a.next())
+                .context("no address")
+        })
+        .with_context(|| format!("invalid listen address {}:{}", args.host, args.port))?;
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("cannot listen on {addr}"))?;
+    let local = listener.local_addr()?;
+    let base = args
+        .public_url
+        .clone()
+        .unwrap_or_else(|| format!("http://{local}"));
+    match &args.agent {
+        Some(name) => println!("a2a: serving agent {name} at {base}/"),
+        None => {
+            println!("a2a: serving {} agents on {base}", names.len());
+            for name in &names {
+                println!("  {name:<12} {base}/a2a/{name}");
+            }
+        }
+    }
+    let handlers = host.handlers();
+    a2a_server::serve(listener, host.router(), shutdown_signal()).await?;
+    for h in handlers {
+        h.runtime().shutdown();
+    }
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = term => {}
+    }
+}

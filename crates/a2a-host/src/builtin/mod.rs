@@ -1,0 +1,80 @@
+//! Built-in demo agents: `echo`, `slow`, `multi` and `conformance`.
+
+mod conformance;
+mod echo;
+mod multi;
+mod slow;
+
+use std::sync::Arc;
+
+use a2a_server::AgentExecutor;
+use a2a_types::{AgentCapabilities, AgentCard, AgentProvider, AgentSkill};
+
+pub use conformance::ConformanceAgent;
+pub use echo::EchoAgent;
+pub use multi::MultiAgent;
+pub use slow::SlowAgent;
+
+/// Names of the built-in agents, in the order `a2a serve` lists them.
+pub const NAMES: [&str; 4] = ["echo", "slow", "multi", "conformance"];
+
+/// A built-in agent: its executor and its card (interfaces are filled in when served).
+#[derive(Clone)]
+pub struct BuiltinAgent {
+    /// The agent id (URL segment).
+    pub id: &'static str,
+    /// The executor.
+    pub executor: Arc<dyn AgentExecutor>,
+    /// The card template.
+    pub card: AgentCard,
+}
+
+impl std::fmt::Debug for BuiltinAgent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BuiltinAgent")
+            .field("id", &self.id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The built-in agent called `name`.
+pub fn builtin(name: &str) -> Option<BuiltinAgent> {
+    let (id, executor, card): (&'static str, Arc<dyn AgentExecutor>, AgentCard) = match name {
+        "echo" => ("echo", Arc::new(EchoAgent), echo::card()),
+        "slow" => ("slow", Arc::new(SlowAgent::default()), slow::card()),
+        "multi" => ("multi", Arc::new(MultiAgent), multi::card()),
+        "conformance" => (
+            "conformance",
+            Arc::new(ConformanceAgent::from_env()),
+            conformance::card(),
+        ),
+        _ => return None,
+    };
+    Some(BuiltinAgent { id, executor, card })
+}
+
+/// A card with the fields every built-in agent shares.
+pub(crate) fn base_card(name: &str, description: &str, skills: Vec<AgentSkill>) -> AgentCard {
+    let mut card = AgentCard::default();
+    card.name = name.to_owned();
+    card.description = description.to_owned();
+    card.version = env!("CARGO_PKG_VERSION").to_owned();
+    card.provider = Some(AgentProvider::new(
+        "a2a-rs",
+        "https://github.com/a2a-rs/a2a",
+    ));
+    let mut caps = AgentCapabilities::default();
+    caps.streaming = Some(true);
+    caps.push_notifications = Some(false);
+    caps.extended_agent_card = Some(false);
+    card.capabilities = caps;
+    card.default_input_modes = vec!["text/plain".into(), "application/json".into()];
+    card.default_output_modes = vec!["text/plain".into(), "application/json".into()];
+    card.skills = skills;
+    card
+}
+
+pub(crate) fn skill(id: &str, name: &str, description: &str, examples: &[&str]) -> AgentSkill {
+    AgentSkill::new(id, name, description, vec!["demo".into()])
+        .with_examples(examples.iter().map(|s| (*s).to_owned()).collect())
+}

@@ -1,0 +1,172 @@
+//! Mounting several agents in one router.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use a2a_server::transport::card::{self, CardEndpoint};
+use a2a_server::{
+    AgentExecutor, RequestHandler, ServeOptions, agent_rpc_routes, card_routes, in_memory_handler,
+};
+use a2a_types::AgentCard;
+use axum::Router;
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use serde_json::json;
+
+/// An agent to host.
+#[derive(Clone)]
+pub struct HostAgent {
+    /// URL segment (`/a2a/{id}`).
+    pub id: String,
+    /// The agent's request handler.
+    pub handler: Arc<RequestHandler>,
+}
+
+impl std::fmt::Debug for HostAgent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostAgent")
+            .field("id", &self.id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl HostAgent {
+    /// An agent with the in-memory store.
+    pub fn in_memory(
+        id: impl Into<String>,
+        executor: Arc<dyn AgentExecutor>,
+        card: AgentCard,
+    ) -> Self {
+        Self {
+            id: id.into(),
+            handler: Arc::new(in_memory_handler(executor, card)),
+        }
+    }
+}
+
+/// Many agents in one process: each at `/a2a/{id}` (JSON-RPC) with its cards at
+/// `/a2a/{id}/.well-known/agent-card.json` and `/.well-known/agent-card.json?assistant_id={id}`;
+/// `GET /` lists them. One agent can also be served at the root.
+#[derive(Debug, Default)]
+pub struct AgentHost {
+    agents: Vec<HostAgent>,
+    root: Option<HostAgent>,
+    options: ServeOptions,
+}
+
+#[derive(Debug)]
+struct Index {
+    cards: BTreeMap<String, Arc<CardEndpoint>>,
+    root_card: Option<Arc<CardEndpoint>>,
+}
+
+impl AgentHost {
+    /// A host with the given serving options.
+    pub fn new(options: ServeOptions) -> Self {
+        Self {
+            agents: Vec::new(),
+            root: None,
+            options,
+        }
+    }
+
+    /// Hosts `agent` at `/a2a/{id}`.
+    pub fn agent(mut self, agent: HostAgent) -> Self {
+        self.agents.push(agent);
+        self
+    }
+
+    /// Serves `agent` at the root (`/` and `/.well-known/agent-card.json`).
+    pub fn root(mut self, agent: HostAgent) -> Self {
+        self.root = Some(agent);
+        self
+    }
+
+    /// The handlers, by agent id (for shutdown and metrics).
+    pub fn handlers(&self) -> Vec<Arc<RequestHandler>> {
+        self.agents
+            .iter()
+            .chain(self.root.iter())
+            .map(|a| a.handler.clone())
+            .collect()
+    }
+
+    /// The router.
+    pub fn router(&self) -> Router {
+        let mut router = Router::new();
+        let mut cards = BTreeMap::new();
+        for agent in &self.agents {
+            let path = format!("/a2a/{}", agent.id);
+            let (rpc, card) = agent_rpc_routes(agent.handler.clone(), &path, &self.options);
+            router = router.merge(rpc).merge(card_routes(card.clone(), &path));
+            cards.insert(agent.id.clone(), card);
+        }
+        let mut root_card = None;
+        if let Some(agent) = &self.root {
+            let (rpc, card) = agent_rpc_routes(agent.handler.clone(), "", &self.options);
+            // `/.well-known/agent-card.json` is served by `card_by_query` below, which falls
+            // back to the root agent's card.
+            let legacy = Router::new()
+                .route("/.well-known/agent.json", get(card::legacy_agent_card))
+                .with_state(card.clone());
+            router = router.merge(rpc).merge(legacy);
+            root_card = Some(card);
+        }
+        let index = Arc::new(Index { cards, root_card });
+        let mut index_routes =
+            Router::new().route("/.well-known/agent-card.json", get(card_by_query));
+        if index.root_card.is_none() {
+            index_routes = index_routes.route("/", get(list_agents));
+        }
+        router.merge(index_routes.with_state(index))
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct CardQuery {
+    assistant_id: Option<String>,
+    agent_id: Option<String>,
+}
+
+async fn card_by_query(
+    State(index): State<Arc<Index>>,
+    Query(q): Query<CardQuery>,
+    headers: HeaderMap,
+) -> Response {
+    let endpoint = match q.assistant_id.or(q.agent_id) {
+        Some(id) => index.cards.get(&id).cloned(),
+        None => index.root_card.clone(),
+    };
+    match endpoint {
+        Some(ep) => card::agent_card(State(ep), headers).await,
+        None => {
+            let agents: Vec<&String> = index.cards.keys().collect();
+            let body = json!({
+                "error": {
+                    "code": 404,
+                    "status": "NOT_FOUND",
+                    "message": "no such agent; use /a2a/{id}/.well-known/agent-card.json or ?assistant_id={id}",
+                    "agents": agents,
+                }
+            });
+            (StatusCode::NOT_FOUND, axum::Json(body)).into_response()
+        }
+    }
+}
+
+async fn list_agents(State(index): State<Arc<Index>>) -> Response {
+    let agents: Vec<_> = index
+        .cards
+        .keys()
+        .map(|id| {
+            json!({
+                "id": id,
+                "url": format!("/a2a/{id}"),
+                "card": format!("/a2a/{id}/.well-known/agent-card.json"),
+            })
+        })
+        .collect();
+    axum::Json(json!({ "agents": agents })).into_response()
+}

@@ -25,8 +25,7 @@ impl ProtocolVersion {
 
 /// Reads `A2A-Version` from the headers (or the `A2A-Version` query parameter). A missing
 /// or empty value means 0.3 (spec §3.6.2). Only `Major.Minor` counts; patch numbers are
-/// ignored. Major 1 is served as v1.0 and major 0 as v0.3; anything else is
-/// `VersionNotSupportedError`.
+/// ignored. `1.0` and `0.3` are supported; anything else is `VersionNotSupportedError`.
 pub fn negotiate_version(
     headers: &HeaderMap,
     query: Option<&str>,
@@ -90,9 +89,12 @@ mod tests {
             negotiate_version(&HeaderMap::new(), Some("x=1&A2A-Version=1.0")).unwrap(),
             ProtocolVersion::V1
         );
-        assert!(matches!(
-            negotiate_version(&h("2.0"), None),
-            Err(A2aError::VersionNotSupported { .. })
-        ));
+        assert_eq!(negotiate_version(&h("0.3.0"), None).unwrap(), ProtocolVersion::V03);
+        for bad in ["2.0", "0.5", "1.1", "abc"] {
+            assert!(
+                matches!(negotiate_version(&h(bad), None), Err(A2aError::VersionNotSupported { .. })),
+                "{bad}"
+            );
+        }
     }
 }

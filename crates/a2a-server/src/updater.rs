@@ -275,10 +275,11 @@ impl TaskUpdater {
         if w.state.is_terminal() {
             return Err(UpdaterError::TaskClosed(w.state));
         }
-        if let TaskEvent::Artifact(a) = &event {
-            if a.append && w.closed_artifacts.contains(&a.artifact.artifact_id) {
-                return Err(UpdaterError::ArtifactClosed(a.artifact.artifact_id.clone()));
-            }
+        if let TaskEvent::Artifact(a) = &event
+            && a.append
+            && w.closed_artifacts.contains(&a.artifact.artifact_id)
+        {
+            return Err(UpdaterError::ArtifactClosed(a.artifact.artifact_id.clone()));
         }
         let batch = if w.created {
             vec![event]

@@ -324,13 +324,13 @@ impl A2aError {
             "domain": ERROR_DOMAIN,
             "metadata": self.info_metadata(),
         })];
-        if let Self::InvalidParams { violations, .. } = self {
-            if !violations.is_empty() {
-                out.push(json!({
-                    "@type": "type.googleapis.com/google.rpc.BadRequest",
-                    "fieldViolations": violations,
-                }));
-            }
+        if let Self::InvalidParams { violations, .. } = self
+            && !violations.is_empty()
+        {
+            out.push(json!({
+                "@type": "type.googleapis.com/google.rpc.BadRequest",
+                "fieldViolations": violations,
+            }));
         }
         out
     }

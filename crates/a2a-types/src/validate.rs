@@ -49,13 +49,13 @@ fn required_str(v: &str, path: &str, field: &str, out: &mut Vec<FieldViolation>)
 }
 
 fn non_negative(v: Option<i32>, path: &str, field: &str, out: &mut Vec<FieldViolation>) {
-    if let Some(n) = v {
-        if n < 0 {
-            out.push(FieldViolation::new(
-                join(path, field),
-                "must not be negative",
-            ));
-        }
+    if let Some(n) = v
+        && n < 0
+    {
+        out.push(FieldViolation::new(
+            join(path, field),
+            "must not be negative",
+        ));
     }
 }
 
@@ -119,13 +119,13 @@ impl Validate for TaskPushNotificationConfigRequest {
 
 impl Validate for ListTasksRequest {
     fn violations(&self, path: &str, out: &mut Vec<FieldViolation>) {
-        if let Some(n) = self.page_size {
-            if !(1..=MAX_PAGE_SIZE).contains(&n) {
-                out.push(FieldViolation::new(
-                    join(path, "pageSize"),
-                    format!("must be between 1 and {MAX_PAGE_SIZE}"),
-                ));
-            }
+        if let Some(n) = self.page_size
+            && !(1..=MAX_PAGE_SIZE).contains(&n)
+        {
+            out.push(FieldViolation::new(
+                join(path, "pageSize"),
+                format!("must be between 1 and {MAX_PAGE_SIZE}"),
+            ));
         }
         non_negative(self.history_length, path, "historyLength", out);
     }

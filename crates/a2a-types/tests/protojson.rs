@@ -29,9 +29,14 @@ fn spec_6_1_basic_task_response() {
         }]
       }
     }));
-    let SendMessageResponse::Task(task) = resp else { panic!("expected a task") };
+    let SendMessageResponse::Task(task) = resp else {
+        panic!("expected a task")
+    };
     assert_eq!(task.status.state, TaskState::Completed);
-    assert_eq!(task.artifacts[0].text_content(), "Today will be sunny with a high of 75°F");
+    assert_eq!(
+        task.artifacts[0].text_content(),
+        "Today will be sunny with a high of 75°F"
+    );
 }
 
 #[test]
@@ -63,7 +68,9 @@ fn spec_6_2_stream_events() {
     assert_eq!(kinds, ["task", "status"]);
     // The spec's artifact example omits the REQUIRED artifactId; it still parses.
     let ev: StreamResponse = serde_json::from_value(json!({"artifactUpdate": {"taskId": "t", "contextId": "c", "artifact": {"parts": [{"text": "# Report"}]}}})).unwrap();
-    assert!(matches!(ev, StreamResponse::ArtifactUpdate(a) if a.artifact.text_content() == "# Report"));
+    assert!(
+        matches!(ev, StreamResponse::ArtifactUpdate(a) if a.artifact.text_content() == "# Report")
+    );
 }
 
 #[test]
@@ -78,7 +85,9 @@ fn spec_6_3_input_required() {
       }
     }))
     .unwrap();
-    let SendMessageResponse::Task(task) = resp else { panic!() };
+    let SendMessageResponse::Task(task) = resp else {
+        panic!()
+    };
     assert!(task.status.state.is_interrupted());
     assert_eq!(task.status.message.unwrap().role, Role::Agent);
 }
@@ -106,7 +115,8 @@ fn snake_case_and_enum_numbers_are_accepted() {
 
 #[test]
 fn parts_are_oneofs_without_kind() {
-    let raw: Part = round_trip(json!({"raw": "aGVsbG8=", "filename": "h.txt", "mediaType": "text/plain"}));
+    let raw: Part =
+        round_trip(json!({"raw": "aGVsbG8=", "filename": "h.txt", "mediaType": "text/plain"}));
     assert_eq!(raw.content, PartContent::Raw(b"hello".to_vec()));
     let url: Part = round_trip(json!({"url": "https://x/f.png", "mediaType": "image/png"}));
     assert!(matches!(url.content, PartContent::Url(_)));
@@ -132,7 +142,9 @@ fn required_fields_are_named() {
     let req: SendMessageRequest =
         serde_json::from_value(json!({"message": {"role": "ROLE_USER", "parts": []}})).unwrap();
     let err = req.validate().unwrap_err();
-    let A2aError::InvalidParams { violations, .. } = &err else { panic!("{err:?}") };
+    let A2aError::InvalidParams { violations, .. } = &err else {
+        panic!("{err:?}")
+    };
     let fields: Vec<&str> = violations.iter().map(|v| v.field.as_str()).collect();
     assert_eq!(fields, ["message.messageId", "message.parts"]);
     assert_eq!(err.code().0, -32602);
@@ -143,7 +155,10 @@ fn required_fields_are_named() {
 #[test]
 fn list_tasks_response_always_has_next_page_token() {
     let out = serde_json::to_value(ListTasksResponse::default()).unwrap();
-    assert_eq!(out, json!({"tasks": [], "nextPageToken": "", "pageSize": 0, "totalSize": 0}));
+    assert_eq!(
+        out,
+        json!({"tasks": [], "nextPageToken": "", "pageSize": 0, "totalSize": 0})
+    );
 }
 
 #[test]
@@ -170,7 +185,10 @@ fn agent_card_sample_parses() {
     }))
     .unwrap();
     assert_eq!(card.supported_interfaces.len(), 2);
-    assert!(matches!(card.security_schemes["google"], SecurityScheme::OpenIdConnectSecurityScheme(_)));
+    assert!(matches!(
+        card.security_schemes["google"],
+        SecurityScheme::OpenIdConnectSecurityScheme(_)
+    ));
     let again: AgentCard = serde_json::from_value(serde_json::to_value(&card).unwrap()).unwrap();
     assert_eq!(again, card);
 }

@@ -30,7 +30,10 @@ fn message_send_params_convert_with_blocking() {
     assert_eq!(m.parts[0].as_text(), Some("hi"));
     assert_eq!(m.parts[1].content, PartContent::Raw(b"hi".to_vec()));
     assert_eq!(m.parts[1].filename.as_deref(), Some("a.txt"));
-    assert_eq!(m.parts[2].content, PartContent::Url("https://x/y.png".into()));
+    assert_eq!(
+        m.parts[2].content,
+        PartContent::Url("https://x/y.png".into())
+    );
     assert!(matches!(m.parts[3].content, PartContent::Data(_)));
     // Missing `blocking` means block.
     let p: v03::MessageSendParams = serde_json::from_value(json!({
@@ -38,21 +41,30 @@ fn message_send_params_convert_with_blocking() {
         "configuration": {}
     }))
     .unwrap();
-    assert!(!SendMessageRequest::try_from(p).unwrap().return_immediately());
+    assert!(
+        !SendMessageRequest::try_from(p)
+            .unwrap()
+            .return_immediately()
+    );
 }
 
 #[test]
 fn task_converts_to_v03_with_kinds_and_lowercase() {
     let mut task = Task::new("t1", "c1", TaskState::InputRequired);
-    task.history.push(Message::new(Role::User, vec![Part::text("q")]));
-    task.artifacts.push(Artifact::new("a1", vec![Part::data(json!([1, 2]))]));
+    task.history
+        .push(Message::new(Role::User, vec![Part::text("q")]));
+    task.artifacts
+        .push(Artifact::new("a1", vec![Part::data(json!([1, 2]))]));
     let out = serde_json::to_value(v03::Task::from(&task)).unwrap();
     assert_eq!(out["kind"], "task");
     assert_eq!(out["status"]["state"], "input-required");
     assert_eq!(out["history"][0]["kind"], "message");
     assert_eq!(out["history"][0]["role"], "user");
     assert_eq!(out["artifacts"][0]["parts"][0]["kind"], "data");
-    assert_eq!(out["artifacts"][0]["parts"][0]["data"], json!({"value": [1, 2]}));
+    assert_eq!(
+        out["artifacts"][0]["parts"][0]["data"],
+        json!({"value": [1, 2]})
+    );
     let back = Task::try_from(serde_json::from_value::<v03::Task>(out).unwrap()).unwrap();
     assert_eq!(back.status.state, TaskState::InputRequired);
 }
@@ -68,10 +80,22 @@ fn stream_events_carry_final() {
     let parsed: v03::StreamEvent = serde_json::from_value(out).unwrap();
     let (back, fin) = parsed.into_v1().unwrap();
     assert!(fin);
-    assert!(matches!(back, StreamResponse::StatusUpdate(s) if s.status.state == TaskState::Completed));
+    assert!(
+        matches!(back, StreamResponse::StatusUpdate(s) if s.status.state == TaskState::Completed)
+    );
 
-    let art = TaskArtifactUpdateEvent::new("t", "c", Artifact::new("a", vec![Part::text("x")]), true, true);
-    let out = serde_json::to_value(v03::StreamEvent::from_v1(StreamResponse::ArtifactUpdate(art).as_ref(), false)).unwrap();
+    let art = TaskArtifactUpdateEvent::new(
+        "t",
+        "c",
+        Artifact::new("a", vec![Part::text("x")]),
+        true,
+        true,
+    );
+    let out = serde_json::to_value(v03::StreamEvent::from_v1(
+        StreamResponse::ArtifactUpdate(art).as_ref(),
+        false,
+    ))
+    .unwrap();
     assert_eq!(out["kind"], "artifact-update");
     assert_eq!(out["append"], true);
     assert_eq!(out["lastChunk"], true);
@@ -94,7 +118,10 @@ fn cards_convert_both_ways() {
     assert_eq!(legacy.protocol_version, "0.3.0");
     assert_eq!(legacy.preferred_transport.as_deref(), Some("JSONRPC"));
     let back = legacy.to_v1();
-    assert_eq!(back.supported_interfaces, vec![AgentInterface::new("http://h/a", "JSONRPC", "0.3")]);
+    assert_eq!(
+        back.supported_interfaces,
+        vec![AgentInterface::new("http://h/a", "JSONRPC", "0.3")]
+    );
     let merged = v03::merged_card_json(&card);
     assert_eq!(merged["url"], "http://h/a");
     assert_eq!(merged["supportedInterfaces"][0]["protocolVersion"], "1.0");

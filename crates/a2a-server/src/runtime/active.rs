@@ -112,10 +112,11 @@ impl WriterState {
             Err(e) => return Err(UpdaterError::Store(e)),
         };
         for r in &records {
-            if let TaskEvent::Artifact(a) = &r.event {
-                if a.last_chunk && !self.closed_artifacts.contains(&a.artifact.artifact_id) {
-                    self.closed_artifacts.push(a.artifact.artifact_id.clone());
-                }
+            if let TaskEvent::Artifact(a) = &r.event
+                && a.last_chunk
+                && !self.closed_artifacts.contains(&a.artifact.artifact_id)
+            {
+                self.closed_artifacts.push(a.artifact.artifact_id.clone());
             }
             self.seq = r.seq;
             self.state = r.state;

@@ -173,15 +173,15 @@ fn parse_envelope(body: &[u8]) -> Result<Envelope<'_>, A2aError> {
             detail: "\"jsonrpc\" must be \"2.0\"".into(),
         });
     }
-    if let Some(id) = env.id {
-        if !matches!(
+    if let Some(id) = env.id
+        && !matches!(
             first_byte(id.get().as_bytes()),
             Some(b'"' | b'-' | b'0'..=b'9' | b'n')
-        ) {
-            return Err(A2aError::InvalidRequest {
-                detail: "\"id\" must be a string, a number or null".into(),
-            });
-        }
+        )
+    {
+        return Err(A2aError::InvalidRequest {
+            detail: "\"id\" must be a string, a number or null".into(),
+        });
     }
     if env.method.as_deref().is_none_or(str::is_empty) {
         return Err(A2aError::InvalidRequest {

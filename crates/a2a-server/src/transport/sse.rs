@@ -28,7 +28,7 @@ pub(crate) fn sse_response(
                 let data = if v03 {
                     success_body(
                         id,
-                        &v03::StreamEvent::from_v1(item.response(), item.is_final),
+                        v03::StreamEvent::from_v1(item.response(), item.is_final),
                     )
                 } else {
                     success_body(id, item.response())

@@ -89,10 +89,16 @@ mod tests {
             negotiate_version(&HeaderMap::new(), Some("x=1&A2A-Version=1.0")).unwrap(),
             ProtocolVersion::V1
         );
-        assert_eq!(negotiate_version(&h("0.3.0"), None).unwrap(), ProtocolVersion::V03);
+        assert_eq!(
+            negotiate_version(&h("0.3.0"), None).unwrap(),
+            ProtocolVersion::V03
+        );
         for bad in ["2.0", "0.5", "1.1", "abc"] {
             assert!(
-                matches!(negotiate_version(&h(bad), None), Err(A2aError::VersionNotSupported { .. })),
+                matches!(
+                    negotiate_version(&h(bad), None),
+                    Err(A2aError::VersionNotSupported { .. })
+                ),
                 "{bad}"
             );
         }

@@ -133,6 +133,7 @@ pub struct AgentSkill {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type")]
 #[non_exhaustive]
+#[allow(clippy::large_enum_variant, reason = "a wire type, read once per card")]
 pub enum SecuritySchemeV03 {
     /// API key.
     #[serde(rename = "apiKey")]

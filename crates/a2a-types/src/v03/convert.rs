@@ -192,11 +192,11 @@ impl TryFrom<TaskStatus> for v1::TaskStatus {
     type Error = A2aError;
 
     fn try_from(s: TaskStatus) -> Result<Self, A2aError> {
-        let mut out = v1::TaskStatus::default();
-        out.state = state_from_v03(s.state);
-        out.message = s.message.map(v1::Message::try_from).transpose()?;
-        out.timestamp = s.timestamp;
-        Ok(out)
+        Ok(v1::TaskStatus {
+            state: state_from_v03(s.state),
+            message: s.message.map(v1::Message::try_from).transpose()?,
+            timestamp: s.timestamp,
+        })
     }
 }
 
@@ -252,24 +252,24 @@ impl TryFrom<Task> for v1::Task {
     type Error = A2aError;
 
     fn try_from(t: Task) -> Result<Self, A2aError> {
-        let mut out = v1::Task::default();
-        out.id = t.id;
-        out.context_id = t.context_id;
-        out.status = v1::TaskStatus::try_from(t.status)?;
-        out.artifacts = t
-            .artifacts
-            .unwrap_or_default()
-            .into_iter()
-            .map(v1::Artifact::try_from)
-            .collect::<Result<_, _>>()?;
-        out.history = t
-            .history
-            .unwrap_or_default()
-            .into_iter()
-            .map(v1::Message::try_from)
-            .collect::<Result<_, _>>()?;
-        out.metadata = t.metadata;
-        Ok(out)
+        Ok(v1::Task {
+            id: t.id,
+            context_id: t.context_id,
+            status: v1::TaskStatus::try_from(t.status)?,
+            artifacts: t
+                .artifacts
+                .unwrap_or_default()
+                .into_iter()
+                .map(v1::Artifact::try_from)
+                .collect::<Result<_, _>>()?,
+            history: t
+                .history
+                .unwrap_or_default()
+                .into_iter()
+                .map(v1::Message::try_from)
+                .collect::<Result<_, _>>()?,
+            metadata: t.metadata,
+        })
     }
 }
 
@@ -325,21 +325,23 @@ impl StreamEvent {
             StreamEvent::Message(m) => (StreamResponse::Message(v1::Message::try_from(m)?), true),
             StreamEvent::StatusUpdate(s) => {
                 let fin = s.is_final;
-                let mut e = v1::TaskStatusUpdateEvent::default();
-                e.task_id = s.task_id;
-                e.context_id = s.context_id;
-                e.status = v1::TaskStatus::try_from(s.status)?;
-                e.metadata = s.metadata;
+                let e = v1::TaskStatusUpdateEvent {
+                    task_id: s.task_id,
+                    context_id: s.context_id,
+                    status: v1::TaskStatus::try_from(s.status)?,
+                    metadata: s.metadata,
+                };
                 (StreamResponse::StatusUpdate(e), fin)
             }
             StreamEvent::ArtifactUpdate(a) => {
-                let mut e = v1::TaskArtifactUpdateEvent::default();
-                e.task_id = a.task_id;
-                e.context_id = a.context_id;
-                e.artifact = v1::Artifact::try_from(a.artifact)?;
-                e.append = a.append.unwrap_or(false);
-                e.last_chunk = a.last_chunk.unwrap_or(false);
-                e.metadata = a.metadata;
+                let e = v1::TaskArtifactUpdateEvent {
+                    task_id: a.task_id,
+                    context_id: a.context_id,
+                    artifact: v1::Artifact::try_from(a.artifact)?,
+                    append: a.append.unwrap_or(false),
+                    last_chunk: a.last_chunk.unwrap_or(false),
+                    metadata: a.metadata,
+                };
                 (StreamResponse::ArtifactUpdate(e), false)
             }
         })
@@ -389,17 +391,17 @@ impl From<&TaskPushNotificationConfig> for PushNotificationConfig {
 
 impl From<PushNotificationConfig> for TaskPushNotificationConfig {
     fn from(c: PushNotificationConfig) -> Self {
-        let mut out = TaskPushNotificationConfig::default();
-        out.id = c.id;
-        out.url = c.url;
-        out.token = c.token;
-        out.authentication = c.authentication.map(|a| {
-            let mut info = AuthenticationInfo::default();
-            info.scheme = a.schemes.into_iter().next().unwrap_or_default();
-            info.credentials = a.credentials;
-            info
-        });
-        out
+        TaskPushNotificationConfig {
+            tenant: None,
+            id: c.id,
+            task_id: None,
+            url: c.url,
+            token: c.token,
+            authentication: c.authentication.map(|a| AuthenticationInfo {
+                scheme: a.schemes.into_iter().next().unwrap_or_default(),
+                credentials: a.credentials,
+            }),
+        }
     }
 }
 
@@ -412,15 +414,15 @@ impl TryFrom<MessageSendParams> for SendMessageRequest {
         let mut req = SendMessageRequest::new(v1::Message::try_from(p.message)?);
         req.metadata = p.metadata;
         if let Some(c) = p.configuration {
-            let mut conf = SendMessageConfiguration::default();
-            conf.accepted_output_modes = c.accepted_output_modes.unwrap_or_default();
-            conf.history_length = c.history_length;
-            // v0.3 blocks unless `blocking: false`.
-            conf.return_immediately = c.blocking == Some(false);
-            conf.task_push_notification_config = c
-                .push_notification_config
-                .map(TaskPushNotificationConfig::from);
-            req.configuration = Some(conf);
+            req.configuration = Some(SendMessageConfiguration {
+                accepted_output_modes: c.accepted_output_modes.unwrap_or_default(),
+                history_length: c.history_length,
+                // v0.3 blocks unless `blocking: false`.
+                return_immediately: c.blocking == Some(false),
+                task_push_notification_config: c
+                    .push_notification_config
+                    .map(TaskPushNotificationConfig::from),
+            });
         }
         Ok(req)
     }

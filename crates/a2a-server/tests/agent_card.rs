@@ -1,0 +1,87 @@
+//! Agent cards: strict v1.0 at agent-card.json, v0.3 at agent.json, caching headers.
+
+mod common;
+
+use a2a_server::CardCompat;
+use common::*;
+use serde_json::Value;
+
+#[tokio::test]
+async fn strict_card_with_real_interfaces_and_etag() {
+    let mut setup = Setup::default();
+    setup.path = "/a2a/script";
+    let s = start(setup).await;
+    let url = format!("{}/a2a/script/.well-known/agent-card.json", s.base);
+    let resp = http().get(&url).send().await.unwrap();
+    assert_eq!(resp.status(), 200);
+    assert!(
+        resp.headers()["cache-control"]
+            .to_str()
+            .unwrap()
+            .contains("max-age")
+    );
+    let etag = resp.headers()["etag"].to_str().unwrap().to_owned();
+    let card: Value = resp.json().await.unwrap();
+    let ifaces = card["supportedInterfaces"].as_array().unwrap();
+    assert_eq!(ifaces[0]["url"], format!("{}/a2a/script", s.base));
+    assert_eq!(ifaces[0]["protocolBinding"], "JSONRPC");
+    assert_eq!(ifaces[0]["protocolVersion"], "1.0");
+    assert_eq!(ifaces[1]["protocolVersion"], "0.3");
+    for legacy_field in [
+        "url",
+        "protocolVersion",
+        "preferredTransport",
+        "additionalInterfaces",
+    ] {
+        assert!(
+            card.get(legacy_field).is_none(),
+            "strict card has no {legacy_field}"
+        );
+    }
+    let again = http()
+        .get(&url)
+        .header("If-None-Match", &etag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), 304);
+
+    // The advertised URL works.
+    let r = send(ifaces[0]["url"].as_str().unwrap(), "hi").await;
+    assert_eq!(r["task"]["status"]["state"], "TASK_STATE_COMPLETED");
+
+    let legacy: Value = http()
+        .get(format!("{}/a2a/script/.well-known/agent.json", s.base))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(legacy["protocolVersion"], "0.3.0");
+    assert_eq!(legacy["url"], format!("{}/a2a/script", s.base));
+    assert_eq!(legacy["preferredTransport"], "JSONRPC");
+    assert!(legacy.get("supportedInterfaces").is_none());
+}
+
+#[tokio::test]
+async fn merged_card_and_public_url() {
+    let mut setup = Setup::default();
+    setup.options.card_compat = CardCompat::V03Merged;
+    setup.options.public_url = Some("https://agents.example.com/".into());
+    let s = start(setup).await;
+    let card: Value = http()
+        .get(format!("{}/.well-known/agent-card.json", s.base))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        card["supportedInterfaces"][0]["url"],
+        "https://agents.example.com/"
+    );
+    assert_eq!(card["url"], "https://agents.example.com/");
+    assert_eq!(card["protocolVersion"], "0.3.0");
+}

@@ -1,0 +1,371 @@
+//! Shared helpers: a scripted test agent, servers on 127.0.0.1:0, JSON-RPC and SSE calls.
+#![allow(dead_code, unreachable_pub)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use a2a_server::{
+    AgentError, AgentExecutor, HandlerConfig, InMemoryTaskStore, InProcessBus, RequestContext,
+    RequestHandler, RuntimeConfig, ServeOptions, TaskRuntime, TaskUpdater, agent_routes,
+};
+use a2a_types::{AgentCapabilities, AgentCard, Artifact, Message, Part, Role, TaskState};
+use async_trait::async_trait;
+use futures::StreamExt;
+use serde_json::{Value, json};
+
+/// A test agent whose behaviour is the first word of the message text.
+#[derive(Debug, Default)]
+pub struct ScriptAgent;
+
+#[async_trait]
+impl AgentExecutor for ScriptAgent {
+    async fn execute(&self, ctx: RequestContext, u: TaskUpdater) -> Result<(), AgentError> {
+        let text = ctx.user_text();
+        let word = text.split_whitespace().next().unwrap_or("");
+        match word {
+            "reply" => {
+                u.reply(Message::new(
+                    Role::Agent,
+                    vec![Part::text(format!("re: {text}"))],
+                ))
+                .await?
+            }
+            "complete" => {
+                u.start_work(None).await?;
+                u.add_artifact(Artifact::new("out", vec![Part::text("result")]).with_name("out"))
+                    .await?;
+                u.complete(Some(u.agent_text("done"))).await?;
+            }
+            "input" => {
+                if ctx.task.is_some() {
+                    u.add_artifact(Artifact::new("answer", vec![Part::text(text.clone())]))
+                        .await?;
+                    u.complete(None).await?;
+                } else {
+                    u.require_input(Some(u.agent_text("more please"))).await?;
+                }
+            }
+            "auth" => u.require_auth(None).await?,
+            "chunks" => {
+                u.start_work(None).await?;
+                for (i, c) in ["a", "b", "c"].iter().enumerate() {
+                    u.artifact_chunk(Artifact::new("doc", vec![Part::text(*c)]), i > 0, i == 2)
+                        .await?;
+                }
+                u.add_artifact(Artifact::new("second", vec![Part::text("2")]))
+                    .await?;
+                u.complete(None).await?;
+            }
+            "sleep" => {
+                let secs: f64 = text
+                    .split_whitespace()
+                    .nth(1)
+                    .and_then(|s| s.parse().ok())
+                    .unwrap_or(5.0);
+                u.start_work(None).await?;
+                u.add_artifact(Artifact::new("progress", vec![Part::text("started")]))
+                    .await?;
+                tokio::select! {
+                    () = ctx.cancellation.cancelled() => return Ok(()),
+                    () = tokio::time::sleep(Duration::from_secs_f64(secs)) => {}
+                }
+                u.add_artifact(Artifact::new("result", vec![Part::text("finished")]))
+                    .await?;
+                u.complete(None).await?;
+            }
+            "stubborn" => {
+                // Ignores cancellation entirely.
+                u.start_work(None).await?;
+                tokio::time::sleep(Duration::from_secs(3600)).await;
+            }
+            "panic" => {
+                u.start_work(None).await?;
+                panic!("boom in the agent");
+            }
+            "panic-early" => panic!("boom before anything"),
+            "error" => {
+                u.start_work(None).await?;
+                return Err("the model is down".into());
+            }
+            "return" => {
+                u.start_work(None).await?;
+            }
+            "nothing" => {}
+            "after-terminal" => {
+                u.complete(None).await?;
+                let err = u.start_work(None).await.unwrap_err();
+                // Record what the updater said, for the test to check.
+                tracing::info!("refused: {err}");
+            }
+            "closed-chunk" => {
+                u.artifact_chunk(Artifact::new("x", vec![Part::text("1")]), false, true)
+                    .await?;
+                let refused = u
+                    .artifact_chunk(Artifact::new("x", vec![Part::text("2")]), true, false)
+                    .await
+                    .is_err();
+                u.complete(Some(u.agent_text(format!("refused={refused}"))))
+                    .await?;
+            }
+            "many" => {
+                let n: usize = text
+                    .split_whitespace()
+                    .nth(1)
+                    .and_then(|s| s.parse().ok())
+                    .unwrap_or(200);
+                u.start_work(None).await?;
+                for i in 0..n {
+                    u.artifact_chunk(
+                        Artifact::new("big", vec![Part::text(format!("{i},"))]),
+                        i > 0,
+                        i + 1 == n,
+                    )
+                    .await?;
+                }
+                u.complete(None).await?;
+            }
+            "state" => {
+                let state = match text.split_whitespace().nth(1) {
+                    Some("failed") => TaskState::Failed,
+                    Some("rejected") => TaskState::Rejected,
+                    _ => TaskState::Completed,
+                };
+                u.update_status(state, None).await?;
+            }
+            _ => {
+                u.complete(Some(u.agent_text(format!("echo: {text}"))))
+                    .await?
+            }
+        }
+        Ok(())
+    }
+}
+
+pub fn card(streaming: bool) -> AgentCard {
+    let mut card = AgentCard::default();
+    card.name = "Script".into();
+    card.description = "test agent".into();
+    card.version = "1".into();
+    let mut caps = AgentCapabilities::default();
+    caps.streaming = Some(streaming);
+    card.capabilities = caps;
+    card.default_input_modes = vec!["text/plain".into(), "application/json".into()];
+    card.default_output_modes = vec!["text/plain".into()];
+    card
+}
+
+/// A running test server.
+pub struct TestServer {
+    pub base: String,
+    pub url: String,
+    pub handler: Arc<RequestHandler>,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+pub struct Setup {
+    pub executor: Arc<dyn AgentExecutor>,
+    pub card: AgentCard,
+    pub runtime: RuntimeConfig,
+    pub handler: HandlerConfig,
+    pub options: ServeOptions,
+    pub store: InMemoryTaskStore,
+    pub path: &'static str,
+}
+
+impl Default for Setup {
+    fn default() -> Self {
+        Self {
+            executor: Arc::new(ScriptAgent),
+            card: card(true),
+            runtime: RuntimeConfig::default(),
+            handler: HandlerConfig::default(),
+            options: ServeOptions::default(),
+            store: InMemoryTaskStore::default(),
+            path: "",
+        }
+    }
+}
+
+pub async fn start(setup: Setup) -> TestServer {
+    let runtime = TaskRuntime::new(
+        setup.executor,
+        Arc::new(setup.store),
+        Arc::new(InProcessBus::default()),
+        setup.runtime,
+    );
+    let handler = Arc::new(RequestHandler::new(runtime, setup.card, setup.handler));
+    let router = agent_routes(handler.clone(), setup.path, &setup.options);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(a2a_server::serve(listener, router, async move {
+        let _ = rx.await;
+    }));
+    let base = format!("http://{addr}");
+    let url = format!(
+        "{base}{}",
+        if setup.path.is_empty() {
+            "/"
+        } else {
+            setup.path
+        }
+    );
+    TestServer {
+        base,
+        url,
+        handler,
+        shutdown: Some(tx),
+    }
+}
+
+pub async fn server() -> TestServer {
+    start(Setup::default()).await
+}
+
+pub fn http() -> reqwest::Client {
+    reqwest::Client::builder()
+        .timeout(Duration::from_secs(30))
+        .build()
+        .unwrap()
+}
+
+pub fn user(text: &str) -> Value {
+    json!({"messageId": a2a_types::new_id(), "role": "ROLE_USER", "parts": [{"text": text}]})
+}
+
+/// A v1.0 JSON-RPC call; returns the whole response object.
+pub async fn rpc(url: &str, method: &str, params: Value) -> Value {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    http()
+        .post(url)
+        .header("A2A-Version", "1.0")
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+/// A v0.3 JSON-RPC call (no version header).
+pub async fn rpc03(url: &str, method: &str, params: Value) -> Value {
+    let body = json!({"jsonrpc": "2.0", "id": "x", "method": method, "params": params});
+    http()
+        .post(url)
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+/// `SendMessage` with a text; returns `result`.
+pub async fn send(url: &str, text: &str) -> Value {
+    let r = rpc(url, "SendMessage", json!({"message": user(text)})).await;
+    assert!(r.get("error").is_none(), "unexpected error: {r}");
+    r["result"].clone()
+}
+
+#[derive(Debug, Clone)]
+pub struct SseEvent {
+    pub id: Option<String>,
+    pub data: Value,
+}
+
+/// Reads a whole SSE response (the server closes it after the final event).
+pub async fn read_sse(resp: reqwest::Response) -> Vec<SseEvent> {
+    assert_eq!(resp.status(), 200);
+    let ct = resp
+        .headers()
+        .get("content-type")
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(ct.starts_with("text/event-stream"), "content-type {ct}");
+    let mut body = resp.bytes_stream();
+    let mut buf = String::new();
+    let mut events = Vec::new();
+    let read = async {
+        while let Some(chunk) = body.next().await {
+            buf.push_str(&String::from_utf8_lossy(&chunk.unwrap()));
+            while let Some(end) = buf.find("\n\n") {
+                let frame: String = buf.drain(..end + 2).collect();
+                if let Some(ev) = parse_frame(&frame) {
+                    events.push(ev);
+                }
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(30), read)
+        .await
+        .expect("stream did not end");
+    events
+}
+
+fn parse_frame(frame: &str) -> Option<SseEvent> {
+    let mut id = None;
+    let mut data = String::new();
+    for line in frame.lines() {
+        if let Some(v) = line.strip_prefix("id:") {
+            id = Some(v.trim().to_owned());
+        } else if let Some(v) = line.strip_prefix("data:") {
+            data.push_str(v.trim_start());
+        }
+    }
+    if data.is_empty() {
+        return None;
+    }
+    Some(SseEvent {
+        id,
+        data: serde_json::from_str(&data).unwrap(),
+    })
+}
+
+/// Opens a v1.0 stream.
+pub async fn stream(
+    url: &str,
+    method: &str,
+    params: Value,
+    last_event_id: Option<&str>,
+) -> reqwest::Response {
+    let body = json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params});
+    let mut req = http().post(url).header("A2A-Version", "1.0").json(&body);
+    if let Some(id) = last_event_id {
+        req = req.header("Last-Event-ID", id);
+    }
+    req.send().await.unwrap()
+}
+
+/// The kind of a v1.0 stream result: task, message, statusUpdate or artifactUpdate.
+pub fn kind(result: &Value) -> &str {
+    for k in ["task", "message", "statusUpdate", "artifactUpdate"] {
+        if result.get(k).is_some() {
+            return k;
+        }
+    }
+    "?"
+}
+
+/// Polls GetTask until `done` holds (for states reached in the background).
+pub async fn wait_for(url: &str, task_id: &str, done: impl Fn(&Value) -> bool) -> Value {
+    for _ in 0..300 {
+        let r = rpc(url, "GetTask", json!({"id": task_id})).await;
+        if done(&r["result"]) {
+            return r["result"].clone();
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("task {task_id} never reached the expected state");
+}

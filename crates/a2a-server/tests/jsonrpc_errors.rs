@@ -1,0 +1,249 @@
+//! Bad input gets the spec's JSON-RPC error, never a panic, a hang or a lost task.
+
+mod common;
+
+use common::*;
+use serde_json::{Value, json};
+
+async fn raw(url: &str, body: &str, version: Option<&str>) -> (u16, Value) {
+    let mut req = http()
+        .post(url)
+        .header("content-type", "application/json")
+        .body(body.to_owned());
+    if let Some(v) = version {
+        req = req.header("A2A-Version", v);
+    }
+    let resp = req.send().await.unwrap();
+    let status = resp.status().as_u16();
+    (status, resp.json().await.unwrap())
+}
+
+fn code(v: &Value) -> i64 {
+    v["error"]["code"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("no error in {v}"))
+}
+
+fn reason(v: &Value) -> &str {
+    v["error"]["data"][0]["reason"].as_str().unwrap_or("")
+}
+
+#[tokio::test]
+async fn malformed_and_invalid_requests() {
+    let s = server().await;
+    let (status, v) = raw(&s.url, "{not json", Some("1.0")).await;
+    assert_eq!((status, code(&v)), (200, -32700));
+    assert_eq!(v["id"], Value::Null);
+    let (_, v) = raw(&s.url, "plain text body", Some("1.0")).await;
+    assert_eq!(code(&v), -32700);
+    let (_, v) = raw(&s.url, "[]", Some("1.0")).await;
+    assert_eq!(code(&v), -32600);
+    let (_, v) = raw(
+        &s.url,
+        r#"{"jsonrpc":"1.0","id":1,"method":"GetTask"}"#,
+        Some("1.0"),
+    )
+    .await;
+    assert_eq!(code(&v), -32600);
+    let (_, v) = raw(&s.url, r#"{"jsonrpc":"2.0","id":1}"#, Some("1.0")).await;
+    assert_eq!(code(&v), -32600);
+    let (_, v) = raw(
+        &s.url,
+        r#"{"jsonrpc":"2.0","id":[1],"method":"GetTask"}"#,
+        Some("1.0"),
+    )
+    .await;
+    assert_eq!(code(&v), -32600);
+}
+
+#[tokio::test]
+async fn unknown_method_and_bad_params() {
+    let s = server().await;
+    let v = rpc(&s.url, "NoSuchMethod", json!({})).await;
+    assert_eq!(code(&v), -32601);
+    assert_eq!(v["id"], 1);
+
+    let v = rpc(&s.url, "SendMessage", json!({})).await;
+    assert_eq!(code(&v), -32602);
+    assert!(
+        v["error"]["message"].as_str().unwrap().contains("message"),
+        "{v}"
+    );
+
+    let v = rpc(
+        &s.url,
+        "SendMessage",
+        json!({"message": {"role": "ROLE_USER", "parts": []}}),
+    )
+    .await;
+    assert_eq!(code(&v), -32602);
+    let violations = &v["error"]["data"][1]["fieldViolations"];
+    assert_eq!(violations[0]["field"], "message.messageId", "{v}");
+    assert_eq!(violations[1]["field"], "message.parts", "{v}");
+
+    let v = rpc(&s.url, "GetTask", json!({"id": 5})).await;
+    assert_eq!(code(&v), -32602);
+    let v = rpc(&s.url, "GetTask", json!([1])).await;
+    assert_eq!(code(&v), -32602);
+    let v = rpc(&s.url, "ListTasks", json!({"pageSize": 1000})).await;
+    assert_eq!(code(&v), -32602);
+    let v = rpc(&s.url, "ListTasks", json!({"pageToken": "garbage"})).await;
+    assert_eq!(code(&v), -32602);
+    let v = rpc(&s.url, "GetTask", json!({"id": "x", "historyLength": -1})).await;
+    assert_eq!(code(&v), -32602);
+}
+
+#[tokio::test]
+async fn unknown_task_ids() {
+    let s = server().await;
+    for (method, params) in [
+        ("GetTask", json!({"id": "nope"})),
+        ("CancelTask", json!({"id": "nope"})),
+        ("SubscribeToTask", json!({"id": "nope"})),
+        (
+            "SendMessage",
+            json!({"message": {"messageId": "m", "role": "ROLE_USER", "taskId": "nope", "parts": [{"text": "x"}]}}),
+        ),
+    ] {
+        let v = rpc(&s.url, method, params).await;
+        assert_eq!(code(&v), -32001, "{method}: {v}");
+        assert_eq!(reason(&v), "TASK_NOT_FOUND");
+        assert_eq!(v["error"]["data"][0]["domain"], "a2a-protocol.org");
+    }
+}
+
+#[tokio::test]
+async fn versions() {
+    let s = server().await;
+    let body =
+        json!({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}}).to_string();
+    let (_, v) = raw(&s.url, &body, None).await;
+    assert_eq!(
+        code(&v),
+        -32009,
+        "a v1.0 method without A2A-Version is a 0.3 request: {v}"
+    );
+    let (_, v) = raw(&s.url, &body, Some("2.0")).await;
+    assert_eq!(code(&v), -32009);
+    assert_eq!(reason(&v), "VERSION_NOT_SUPPORTED");
+    let (_, v) = raw(&s.url, &body, Some("1.0.3")).await;
+    assert_eq!(code(&v), -32001, "patch versions are ignored: {v}");
+    let url = format!("{}?A2A-Version=1.0", s.url);
+    let (_, v) = raw(&url, &body, None).await;
+    assert_eq!(code(&v), -32001, "query parameter: {v}");
+    // v0.3 methods work without the header.
+    let v = rpc03(&s.url, "tasks/get", json!({"id": "x"})).await;
+    assert_eq!(code(&v), -32001);
+    assert!(
+        v["error"].get("data").is_none(),
+        "v0.3 errors carry no data array"
+    );
+}
+
+#[tokio::test]
+async fn oversized_body_is_413() {
+    let mut setup = Setup::default();
+    setup.options.jsonrpc.max_body_bytes = 1024;
+    let s = start(setup).await;
+    let big = "x".repeat(4096);
+    let resp = http()
+        .post(&s.url)
+        .header("A2A-Version", "1.0")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": user(&big)}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 413);
+    let v: Value = resp.json().await.unwrap();
+    assert_eq!(code(&v), -32600);
+    // Still serving.
+    let r = send(&s.url, "hello").await;
+    assert_eq!(r["task"]["status"]["state"], "TASK_STATE_COMPLETED");
+}
+
+#[tokio::test]
+async fn capabilities_not_declared() {
+    let mut setup = Setup::default();
+    setup.card = card(false);
+    let s = start(setup).await;
+    let v = rpc(
+        &s.url,
+        "SendStreamingMessage",
+        json!({"message": user("x")}),
+    )
+    .await;
+    assert_eq!(code(&v), -32004);
+    let v = rpc(&s.url, "SubscribeToTask", json!({"id": "x"})).await;
+    assert_eq!(code(&v), -32004);
+    for method in [
+        "CreateTaskPushNotificationConfig",
+        "GetTaskPushNotificationConfig",
+        "ListTaskPushNotificationConfigs",
+        "DeleteTaskPushNotificationConfig",
+    ] {
+        let v = rpc(
+            &s.url,
+            method,
+            json!({"taskId": "t", "id": "c", "url": "https://example.com/hook"}),
+        )
+        .await;
+        assert_eq!(code(&v), -32003, "{method}: {v}");
+        assert_eq!(reason(&v), "PUSH_NOTIFICATION_NOT_SUPPORTED");
+    }
+    let v = rpc(&s.url, "GetExtendedAgentCard", json!({})).await;
+    assert_eq!(code(&v), -32004);
+    let v = rpc03(
+        &s.url,
+        "tasks/pushNotificationConfig/get",
+        json!({"id": "t"}),
+    )
+    .await;
+    assert_eq!(code(&v), -32003);
+}
+
+#[tokio::test]
+async fn content_type_not_supported() {
+    let s = server().await;
+    let msg = json!({"messageId": "m", "role": "ROLE_USER", "parts": [{"url": "https://x/y.png", "mediaType": "image/png"}]});
+    let v = rpc(&s.url, "SendMessage", json!({"message": msg})).await;
+    assert_eq!(code(&v), -32005);
+    assert_eq!(reason(&v), "CONTENT_TYPE_NOT_SUPPORTED");
+}
+
+#[tokio::test]
+async fn terminal_tasks_refuse_messages_cancel_and_subscribe() {
+    let s = server().await;
+    let task = send(&s.url, "complete").await["task"].clone();
+    let id = task["id"].as_str().unwrap();
+    let mut msg = user("again");
+    msg["taskId"] = json!(id);
+    let v = rpc(&s.url, "SendMessage", json!({"message": msg})).await;
+    assert_eq!(code(&v), -32004, "{v}");
+    let v = rpc(&s.url, "CancelTask", json!({"id": id})).await;
+    assert_eq!(code(&v), -32002);
+    assert_eq!(reason(&v), "TASK_NOT_CANCELABLE");
+    let v = rpc(&s.url, "SubscribeToTask", json!({"id": id})).await;
+    assert_eq!(code(&v), -32004);
+    // The task is intact.
+    let v = rpc(&s.url, "GetTask", json!({"id": id})).await;
+    assert_eq!(v["result"]["status"]["state"], "TASK_STATE_COMPLETED");
+    assert_eq!(v["result"]["artifacts"][0]["artifactId"], "out");
+}
+
+#[tokio::test]
+async fn trailing_slash_and_unknown_paths() {
+    let mut setup = Setup::default();
+    setup.path = "/a2a/agent";
+    let s = start(setup).await;
+    let a = send(&s.url, "hi").await;
+    let b = send(&format!("{}/", s.url), "hi").await;
+    assert_eq!(a["task"]["status"]["state"], b["task"]["status"]["state"]);
+    let resp = http()
+        .get(format!("{}/nowhere", s.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 404);
+    let v: Value = resp.json().await.unwrap();
+    assert_eq!(v["error"]["status"], "NOT_FOUND");
+}

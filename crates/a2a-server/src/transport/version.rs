@@ -47,10 +47,13 @@ pub fn negotiate_version(
     if raw.is_empty() {
         return Ok(ProtocolVersion::V03);
     }
-    let major = raw.split('.').next().unwrap_or("");
-    match major.trim_start_matches(['v', 'V']) {
-        "1" => Ok(ProtocolVersion::V1),
-        "0" => Ok(ProtocolVersion::V03),
+    // Major.Minor decides; a patch number is ignored, a missing minor means `.0`.
+    let mut parts = raw.trim_start_matches(['v', 'V']).split('.');
+    let major = parts.next().unwrap_or("");
+    let minor = parts.next().unwrap_or("0");
+    match (major, minor) {
+        ("1", "0") => Ok(ProtocolVersion::V1),
+        ("0", "3") => Ok(ProtocolVersion::V03),
         _ => Err(A2aError::VersionNotSupported {
             version: raw.to_owned(),
         }),

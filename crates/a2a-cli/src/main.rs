@@ -4,6 +4,11 @@ mod commands;
 
 use clap::{Parser, Subcommand};
 
+// glibc's allocator showed up as a quarter of the server's CPU time under load (arena lock
+// contention between worker threads); mimalloc keeps allocation per-thread.
+#[global_allocator]
+static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 /// Agent2Agent (A2A) protocol tool: host agents and talk to any A2A agent.
 #[derive(Debug, Parser)]
 #[command(name = "a2a", version, about, propagate_version = true)]
@@ -16,6 +21,9 @@ struct Cli {
 enum Command {
     /// Host the built-in demo agents (or one of them at the root).
     Serve(commands::serve::ServeArgs),
+    /// A bare JSON-RPC endpoint answering a fixed task: the benchmark floor.
+    #[command(hide = true)]
+    Floor(commands::floor::FloorArgs),
 }
 
 fn init_tracing() {
@@ -45,6 +53,7 @@ fn main() -> std::process::ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Serve(args) => commands::serve::run(args).await,
+            Command::Floor(args) => commands::floor::run(args).await,
         }
     });
     match result {

@@ -12,7 +12,7 @@ use a2a_types::{
 };
 
 use crate::executor::CallContext;
-use crate::runtime::{StartRequest, StreamPayload, TaskEventStream, TaskRuntime, terminal_task};
+use crate::runtime::{StartRequest, TaskEventStream, TaskRuntime, terminal_task};
 use crate::store::{StoreError, TaskQuery};
 
 /// Default `pageSize` of `ListTasks`.
@@ -205,31 +205,25 @@ impl RequestHandler {
         let return_immediately = req.return_immediately();
         let start = self.prepare(req, call).await?;
         let task_id = start.task_id.clone();
-        let started = self.runtime.start(start).await?;
-        let mut events = started.events;
+        let started = self.runtime.start(start, false).await?;
+        let mut execution = started.execution;
         if return_immediately {
             if let Some(snap) = started.snapshot {
+                execution.detach();
                 let mut task = snap.task;
                 if let Some(n) = history {
                     task.truncate_history(n);
                 }
                 return Ok(SendMessageResponse::Task(task));
             }
-            return match events.next().await {
-                Some(Ok(item)) => match item.payload {
-                    StreamPayload::Reply(m) => Ok(SendMessageResponse::Message(unwrap_arc(m))),
-                    _ => Ok(SendMessageResponse::Task(
-                        self.snapshot(&task_id, history).await?,
-                    )),
-                },
-                Some(Err(e)) => Err(e),
-                None => Err(A2aError::internal("the task ended without events")),
-            };
+            execution.drive_until(|t| t.task_exists || t.ended).await;
+        } else {
+            execution.drive_until(|t| t.ended).await;
         }
-        while let Some(item) = events.next().await {
-            if let StreamPayload::Reply(m) = item?.payload {
-                return Ok(SendMessageResponse::Message(unwrap_arc(m)));
-            }
+        // Whatever the agent still does after this point runs detached.
+        execution.detach();
+        if let Some(reply) = execution.updater().take_reply() {
+            return Ok(SendMessageResponse::Message(reply));
         }
         Ok(SendMessageResponse::Task(
             self.snapshot(&task_id, history).await?,
@@ -246,7 +240,10 @@ impl RequestHandler {
         self.check_streaming()?;
         let history = self.history_limit(req.history_length());
         let start = self.prepare(req, call).await?;
-        let started = self.runtime.start(start).await?;
+        let started = self.runtime.start(start, true).await?;
+        let events = started
+            .events
+            .ok_or_else(|| A2aError::internal("stream not subscribed"))?;
         Ok(match started.snapshot {
             // A continued task starts with its snapshot; its (interrupted) state is the
             // one being answered, so it does not end the stream.
@@ -255,9 +252,9 @@ impl RequestHandler {
                 if let Some(n) = history {
                     task.truncate_history(n);
                 }
-                started.events.with_snapshot(task, snap.seq, false)
+                events.with_snapshot(task, snap.seq, false)
             }
-            None => started.events,
+            None => events,
         })
     }
 
@@ -345,10 +342,6 @@ impl RequestHandler {
             .clone()
             .ok_or(A2aError::ExtendedAgentCardNotConfigured)
     }
-}
-
-fn unwrap_arc(m: Arc<Message>) -> Message {
-    Arc::try_unwrap(m).unwrap_or_else(|m| (*m).clone())
 }
 
 fn store_error(e: StoreError) -> A2aError {

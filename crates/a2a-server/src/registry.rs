@@ -1,10 +1,12 @@
 //! A map of live objects keyed by task id whose entries disappear with their last user.
 
 use std::collections::HashMap;
+
+use foldhash::fast::RandomState;
 use std::ops::Deref;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
-type Map<T> = Mutex<HashMap<String, Weak<Registered<T>>>>;
+type Map<T> = Mutex<HashMap<String, Weak<Registered<T>>, RandomState>>;
 
 /// A value registered under a key; dropping the last `Arc` removes the entry.
 #[derive(Debug)]
@@ -43,12 +45,12 @@ pub(crate) struct WeakRegistry<T> {
 impl<T> Default for WeakRegistry<T> {
     fn default() -> Self {
         Self {
-            map: Arc::new(Mutex::new(HashMap::new())),
+            map: Arc::new(Mutex::new(HashMap::default())),
         }
     }
 }
 
-fn lock<T>(m: &Map<T>) -> MutexGuard<'_, HashMap<String, Weak<Registered<T>>>> {
+fn lock<T>(m: &Map<T>) -> MutexGuard<'_, HashMap<String, Weak<Registered<T>>, RandomState>> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -75,6 +77,11 @@ impl<T> WeakRegistry<T> {
         });
         map.insert(key.to_owned(), Arc::downgrade(&v));
         v
+    }
+
+    /// The live values.
+    pub(crate) fn values(&self) -> Vec<Arc<Registered<T>>> {
+        lock(&self.map).values().filter_map(Weak::upgrade).collect()
     }
 
     /// Number of live entries.

@@ -32,12 +32,15 @@ pub enum UpdaterError {
     Store(#[source] StoreError),
 }
 
-#[derive(Debug, Default, Clone, Copy)]
-struct Turn {
-    /// A direct message was sent.
-    replied: bool,
-    /// This execution moved the task to a terminal or interrupted state.
-    ended: bool,
+/// What one execution (turn) has done so far; read by the request that waits on it.
+#[derive(Debug, Default)]
+pub(crate) struct Turn {
+    /// The task exists in the store (created by this turn or before it).
+    pub(crate) task_exists: bool,
+    /// The direct message reply, if the agent answered with one.
+    pub(crate) reply: Option<Message>,
+    /// This execution moved the task to a terminal or interrupted state, or replied.
+    pub(crate) ended: bool,
 }
 
 #[derive(Debug)]
@@ -50,6 +53,8 @@ struct Inner {
     /// The client message a new task is created with (taken when the task is created).
     initial_message: Mutex<Option<Message>>,
     turn: Mutex<Turn>,
+    /// Signalled whenever `turn` changes, for a request waiting on this execution.
+    turn_changed: tokio::sync::Notify,
 }
 
 /// Publishes status and artifact events for one task, enforcing the lifecycle.
@@ -73,7 +78,8 @@ impl TaskUpdater {
         bus: Arc<dyn EventBus>,
         initial_message: Option<Message>,
     ) -> Self {
-        Self {
+        let task_exists = initial_message.is_none();
+        let updater = Self {
             inner: Arc::new(Inner {
                 task_id,
                 context_id,
@@ -82,8 +88,11 @@ impl TaskUpdater {
                 bus,
                 initial_message: Mutex::new(initial_message),
                 turn: Mutex::new(Turn::default()),
+                turn_changed: tokio::sync::Notify::new(),
             }),
-        }
+        };
+        updater.turn().task_exists = task_exists;
+        updater
     }
 
     fn turn(&self) -> MutexGuard<'_, Turn> {
@@ -208,26 +217,43 @@ impl TaskUpdater {
         if w.created || !w.loaded {
             return Err(UpdaterError::TaskExists);
         }
-        {
-            let mut turn = self.turn();
-            if turn.replied {
-                return Err(UpdaterError::AlreadyReplied);
-            }
-            turn.replied = true;
-            turn.ended = true;
-        }
         let mut message = self.own(message);
         message.task_id = None;
+        {
+            let mut turn = self.turn();
+            if turn.reply.is_some() {
+                return Err(UpdaterError::AlreadyReplied);
+            }
+            turn.reply = Some(message.clone());
+            turn.ended = true;
+        }
         self.inner
             .bus
             .publish(&self.inner.task_id, BusEvent::Reply(Arc::new(message)));
         drop(w);
+        self.inner.turn_changed.notify_one();
         Ok(())
+    }
+
+    /// Reads what this execution has done so far.
+    pub(crate) fn with_turn<R>(&self, f: impl FnOnce(&Turn) -> R) -> R {
+        f(&self.turn())
+    }
+
+    /// Takes the direct reply, if any.
+    pub(crate) fn take_reply(&self) -> Option<Message> {
+        self.turn().reply.take()
     }
 
     /// True once this execution ended its turn (reply, terminal or interrupted state).
     pub(crate) fn turn_ended(&self) -> bool {
         self.turn().ended
+    }
+
+    /// Waits until the turn state changes (or returns at once if it changed since the last
+    /// wait).
+    pub(crate) async fn turn_changed(&self) {
+        self.inner.turn_changed.notified().await;
     }
 
     /// Fills in the ids and role of an agent message.
@@ -264,7 +290,7 @@ impl TaskUpdater {
     }
 
     async fn write(&self, event: TaskEvent) -> Result<(), UpdaterError> {
-        if self.turn().replied {
+        if self.turn().reply.is_some() {
             return Err(UpdaterError::AlreadyReplied);
         }
         let inner = &*self.inner;
@@ -297,9 +323,14 @@ impl TaskUpdater {
         };
         w.append(&*inner.store, &*inner.bus, &inner.task_id, batch)
             .await?;
-        if w.state.is_final() {
-            self.turn().ended = true;
+        let ended = w.state.is_final();
+        drop(w);
+        {
+            let mut turn = self.turn();
+            turn.task_exists = true;
+            turn.ended |= ended;
         }
+        self.inner.turn_changed.notify_one();
         Ok(())
     }
 }

@@ -1,3 +1,4 @@
 //! One module per subcommand.
 
+pub(crate) mod floor;
 pub(crate) mod serve;

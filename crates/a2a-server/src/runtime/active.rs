@@ -3,7 +3,7 @@
 use std::sync::{Arc, Mutex};
 
 use a2a_types::TaskState;
-use tokio::task::AbortHandle;
+use futures::future::AbortHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::bus::{BusEvent, EventBus};
@@ -55,8 +55,8 @@ pub(crate) struct ExecutionSlot {
     pub(crate) cancel: CancellationToken,
     /// Fired when the execution ends (normally or aborted).
     pub(crate) done: CancellationToken,
-    /// Aborts the spawned execution (set right after spawning).
-    pub(crate) abort: Option<AbortHandle>,
+    /// Aborts the execution (wherever it is being polled).
+    pub(crate) abort: AbortHandle,
 }
 
 /// What the writer knows about the task's log.

@@ -2,21 +2,26 @@
 //! task, fans events out and carries out cancellation.
 
 pub(crate) mod active;
+mod execution;
 mod stream;
 
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use a2a_types::{A2aError, Message, SendMessageConfiguration, Task, TaskState};
 use futures::FutureExt;
+use futures::future::{AbortHandle, Abortable};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 pub use stream::{StreamItem, StreamPayload, TaskEventStream};
 
 use self::active::{ActiveRef, ActiveTask, ExecutionSlot};
+pub(crate) use self::execution::Execution;
 use self::stream::ClosePolicy;
 use crate::bus::EventBus;
 use crate::executor::{AgentError, AgentExecutor, CallContext, CancelContext, RequestContext};
@@ -58,12 +63,15 @@ pub(crate) struct StartRequest {
     pub(crate) call: Arc<CallContext>,
 }
 
-/// A started execution: its event stream was subscribed before the executor ran.
+/// A started execution.
 #[derive(Debug)]
 pub(crate) struct Started {
-    pub(crate) events: TaskEventStream,
+    /// When following: the task's events, subscribed before the executor ran.
+    pub(crate) events: Option<TaskEventStream>,
     /// For a continued task: the snapshot right after the client message was logged.
     pub(crate) snapshot: Option<TaskSnapshot>,
+    /// The execution (already spawned when following; else to be driven by the caller).
+    pub(crate) execution: Execution,
 }
 
 #[derive(Debug)]
@@ -121,9 +129,14 @@ impl TaskRuntime {
         &self.shared.store
     }
 
-    /// Cancels the tokens of every running execution (server shutdown).
+    /// Cancels every running execution (server shutdown); later ones start canceled.
     pub fn shutdown(&self) {
         self.shared.shutdown.cancel();
+        for task in self.shared.active.values() {
+            for slot in task.slots().iter() {
+                slot.cancel.cancel();
+            }
+        }
     }
 
     /// Number of tasks being written or executed on this replica.
@@ -147,10 +160,12 @@ impl TaskRuntime {
         })
     }
 
-    /// Logs the message (for a continued task), then spawns the executor.
-    pub(crate) async fn start(&self, req: StartRequest) -> Result<Started, A2aError> {
+    /// Logs the message (for a continued task) and starts the executor. With `follow`, the
+    /// task's events are subscribed first and the executor is spawned; without, the caller
+    /// drives the execution (see [`Execution`]).
+    pub(crate) async fn start(&self, req: StartRequest, follow: bool) -> Result<Started, A2aError> {
         let sh = &self.shared;
-        let sub = sh.bus.subscribe(&req.task_id);
+        let sub = follow.then(|| sh.bus.subscribe(&req.task_id));
         let exists = req.existing.is_some();
         let active = self.active(&req.task_id, exists);
         let mut cursor = 0;
@@ -171,7 +186,10 @@ impl TaskRuntime {
             snapshot = sh.store.get(&req.task_id, None).await.map_err(internal)?;
         }
 
-        let cancel = sh.shutdown.child_token();
+        let cancel = CancellationToken::new();
+        if sh.shutdown.is_cancelled() {
+            cancel.cancel();
+        }
         let done = CancellationToken::new();
         let id = sh.next_execution.fetch_add(1, Ordering::Relaxed);
         let updater = TaskUpdater::new(
@@ -192,25 +210,36 @@ impl TaskRuntime {
             call: req.call,
             cancellation: cancel.clone(),
         };
+        let (abort, registration) = AbortHandle::new_pair();
         active.slots().push(ExecutionSlot {
             id,
             cancel: cancel.clone(),
             done: done.clone(),
-            abort: None,
+            abort,
         });
         let guard = ExecutionGuard {
             active: active.clone(),
             id,
             done,
         };
-        let executor = sh.executor.clone();
-        let handle = tokio::spawn(run_execution(executor, ctx, updater, cancel, guard));
-        if let Some(slot) = active.slots().iter_mut().find(|s| s.id == id) {
-            slot.abort = Some(handle.abort_handle());
-        }
-        let events =
-            TaskEventStream::new(req.task_id, sh.store.clone(), sub, cursor, self.policy());
-        Ok(Started { events, snapshot })
+        let run = run_execution(sh.executor.clone(), ctx, updater.clone(), cancel, guard);
+        let fut: Pin<Box<dyn Future<Output = ()> + Send>> =
+            Box::pin(Abortable::new(run, registration).map(|_| ()));
+        let (events, execution) = match sub {
+            Some(sub) => {
+                tokio::spawn(fut);
+                let policy = self.policy();
+                let events =
+                    TaskEventStream::new(req.task_id, sh.store.clone(), sub, cursor, policy);
+                (Some(events), Execution::new(None, updater))
+            }
+            None => (None, Execution::new(Some(fut), updater)),
+        };
+        Ok(Started {
+            events,
+            snapshot,
+            execution,
+        })
     }
 
     /// Cancels a task: asks the executor, fires the cancellation token of its running
@@ -286,10 +315,8 @@ impl TaskRuntime {
                 tokio::select! {
                     () = slot.done.cancelled() => {}
                     () = tokio::time::sleep(grace) => {
-                        if let Some(abort) = slot.abort {
-                            tracing::warn!("aborting an execution that ignored its cancellation");
-                            abort.abort();
-                        }
+                        tracing::warn!("aborting an execution that ignored its cancellation");
+                        slot.abort.abort();
                     }
                 }
             });

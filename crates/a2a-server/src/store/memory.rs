@@ -1,16 +1,16 @@
 //! In-memory [`TaskStore`]: for tests and throwaway servers.
 
-use std::collections::hash_map::DefaultHasher;
 use std::collections::{HashMap, VecDeque};
-use std::hash::{Hash, Hasher};
+use std::hash::BuildHasher;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use a2a_types::Task;
+use a2a_types::{Task, TaskState};
 use async_trait::async_trait;
+use foldhash::fast::RandomState;
 
 use super::{
     StoreError, TaskEvent, TaskEventRecord, TaskPage, TaskQuery, TaskSnapshot, TaskStore,
-    apply_event, decode_page_token, encode_page_token, shape_for_listing, sort_key,
+    apply_event, decode_page_token, encode_page_token, shape_for_listing,
 };
 
 const SHARDS: usize = 16;
@@ -40,26 +40,55 @@ impl InMemoryTaskStoreConfig {
     }
 }
 
+/// A task: its log, and what listings filter and sort on.
+///
+/// The snapshot is not kept: it is the projection of the log, computed when read. Most tasks
+/// are written once and read once (or never), so keeping a second, projected copy of every
+/// task would double both the memory and the copying on the write path.
 #[derive(Debug)]
 struct Entry {
-    task: Task,
     log: Vec<Arc<TaskEventRecord>>,
+    context_id: String,
+    state: TaskState,
+    /// Status timestamp in milliseconds since the epoch (the listing sort key).
+    status_millis: i64,
+}
+
+impl Entry {
+    fn project(&self, history_length: Option<usize>) -> Task {
+        let mut task = match self.log.first().map(|r| &r.event) {
+            Some(TaskEvent::Created(t)) => t.clone(),
+            _ => Task::default(),
+        };
+        for r in self.log.iter().skip(1) {
+            apply_event(&mut task, &r.event);
+        }
+        if let Some(n) = history_length {
+            task.truncate_history(n);
+        }
+        task
+    }
+
+    fn sort_key(&self) -> i64 {
+        self.status_millis
+    }
 }
 
 #[derive(Debug, Default)]
 struct Shard {
-    tasks: HashMap<String, Entry>,
+    tasks: HashMap<String, Entry, RandomState>,
     /// Terminal tasks in the order they finished: the eviction queue.
     finished: VecDeque<String>,
 }
 
-/// Keeps tasks and their logs in memory, sharded so that writers of different tasks rarely
-/// meet on a lock. Memory stays bounded: each shard evicts its oldest terminal tasks once it
-/// holds more than its share of [`InMemoryTaskStoreConfig::max_terminal_tasks`] (O(1)
-/// amortized per append; no scan of the store).
+/// Keeps task logs in memory, sharded so that writers of different tasks rarely meet on a
+/// lock. Memory stays bounded: each shard evicts its oldest terminal tasks once it holds more
+/// than its share of [`InMemoryTaskStoreConfig::max_terminal_tasks`] (O(1) amortized per
+/// append; no scan of the store).
 #[derive(Debug)]
 pub struct InMemoryTaskStore {
     shards: Box<[Mutex<Shard>]>,
+    hasher: RandomState,
     terminal_per_shard: usize,
 }
 
@@ -75,14 +104,13 @@ impl InMemoryTaskStore {
         let shards = (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect();
         Self {
             shards,
+            hasher: RandomState::default(),
             terminal_per_shard: config.max_terminal_tasks.div_ceil(SHARDS).max(1),
         }
     }
 
     fn shard(&self, task_id: &str) -> MutexGuard<'_, Shard> {
-        let mut h = DefaultHasher::new();
-        task_id.hash(&mut h);
-        let i = (h.finish() as usize) % self.shards.len();
+        let i = (self.hasher.hash_one(task_id) as usize) % self.shards.len();
         lock(&self.shards[i])
     }
 
@@ -103,17 +131,8 @@ fn lock(m: &Mutex<Shard>) -> MutexGuard<'_, Shard> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn tail_clone(task: &Task, history_length: Option<usize>) -> Task {
-    let history = match history_length {
-        Some(n) if n < task.history.len() => task.history[task.history.len() - n..].to_vec(),
-        _ => task.history.clone(),
-    };
-    let mut t = Task::new(task.id.clone(), task.context_id.clone(), task.status.state);
-    t.status = task.status.clone();
-    t.artifacts = task.artifacts.clone();
-    t.history = history;
-    t.metadata = task.metadata.clone();
-    t
+fn millis(t: Option<chrono::DateTime<chrono::Utc>>) -> i64 {
+    t.map_or(0, |t| t.timestamp_millis())
 }
 
 #[async_trait]
@@ -126,22 +145,20 @@ impl TaskStore for InMemoryTaskStore {
     ) -> Result<Vec<Arc<TaskEventRecord>>, StoreError> {
         let mut shard = self.shard(task_id);
         let shard = &mut *shard;
-        let was_terminal;
         let entry = if expected_seq == 0 {
             if shard.tasks.contains_key(task_id) {
                 return Err(StoreError::AlreadyExists(task_id.to_owned()));
             }
-            if !matches!(events.first(), Some(TaskEvent::Created(_))) {
+            let Some(TaskEvent::Created(t)) = events.first() else {
                 return Err(StoreError::NotCreated(task_id.to_owned()));
-            }
-            was_terminal = false;
-            shard
-                .tasks
-                .entry(task_id.to_owned())
-                .or_insert_with(|| Entry {
-                    task: Task::default(),
-                    log: Vec::new(),
-                })
+            };
+            let entry = Entry {
+                log: Vec::with_capacity(events.len()),
+                context_id: t.context_id.clone(),
+                state: TaskState::Unspecified,
+                status_millis: 0,
+            };
+            shard.tasks.entry(task_id.to_owned()).or_insert(entry)
         } else {
             let entry = shard
                 .tasks
@@ -155,18 +172,28 @@ impl TaskStore for InMemoryTaskStore {
                     actual,
                 });
             }
-            was_terminal = entry.task.status.state.is_terminal();
             entry
         };
+        let was_terminal = entry.state.is_terminal();
         let mut records = Vec::with_capacity(events.len());
         for event in events {
-            apply_event(&mut entry.task, &event);
+            match &event {
+                TaskEvent::Created(t) => {
+                    entry.state = t.status.state;
+                    entry.status_millis = millis(t.status.timestamp);
+                }
+                TaskEvent::Status(s) => {
+                    entry.state = s.status.state;
+                    entry.status_millis = millis(s.status.timestamp);
+                }
+                TaskEvent::Artifact(_) | TaskEvent::UserMessage(_) => {}
+            }
             let seq = entry.log.len() as u64 + 1;
-            let record = Arc::new(TaskEventRecord::new(seq, entry.task.status.state, event));
+            let record = Arc::new(TaskEventRecord::new(seq, entry.state, event));
             entry.log.push(record.clone());
             records.push(record);
         }
-        if !was_terminal && entry.task.status.state.is_terminal() {
+        if !was_terminal && entry.state.is_terminal() {
             shard.finished.push_back(task_id.to_owned());
             while shard.finished.len() > self.terminal_per_shard {
                 if let Some(old) = shard.finished.pop_front() {
@@ -184,7 +211,7 @@ impl TaskStore for InMemoryTaskStore {
     ) -> Result<Option<TaskSnapshot>, StoreError> {
         let shard = self.shard(task_id);
         Ok(shard.tasks.get(task_id).map(|e| TaskSnapshot {
-            task: tail_clone(&e.task, history_length),
+            task: e.project(history_length),
             seq: e.log.len() as u64,
         }))
     }
@@ -215,23 +242,22 @@ impl TaskStore for InMemoryTaskStore {
         let mut keys: Vec<(i64, String)> = Vec::new();
         for shard in self.shards.iter() {
             let shard = lock(shard);
-            for e in shard.tasks.values() {
-                let t = &e.task;
+            for (id, e) in &shard.tasks {
                 if query
                     .context_id
                     .as_deref()
-                    .is_some_and(|c| c != t.context_id)
+                    .is_some_and(|c| c != e.context_id)
                 {
                     continue;
                 }
-                if query.status.is_some_and(|s| s != t.status.state) {
+                if query.status.is_some_and(|s| s != e.state) {
                     continue;
                 }
-                let (millis, id) = sort_key(t);
+                let millis = e.sort_key();
                 if after_millis.is_some_and(|a| millis < a) {
                     continue;
                 }
-                keys.push((millis, id.to_owned()));
+                keys.push((millis, id.clone()));
             }
         }
         let total_size = keys.len();
@@ -247,16 +273,12 @@ impl TaskStore for InMemoryTaskStore {
         for (_, id) in &keys[start..end] {
             let shard = self.shard(id);
             if let Some(e) = shard.tasks.get(id) {
-                tasks.push(shape_for_listing(
-                    tail_clone(&e.task, query.history_length),
-                    query,
-                ));
+                tasks.push(shape_for_listing(e.project(query.history_length), query));
             }
         }
         let next_page_token = if end < keys.len() {
             let (millis, id) = &keys[end - 1];
-            let ts = chrono::DateTime::from_timestamp_millis(*millis);
-            encode_page_token(ts, id)
+            encode_page_token(chrono::DateTime::from_timestamp_millis(*millis), id)
         } else {
             String::new()
         };

@@ -74,19 +74,27 @@ struct Failure<'a> {
 
 /// A success response body.
 pub(crate) fn success_body<R: Serialize>(id: Option<&RawValue>, result: R) -> String {
-    serde_json::to_string(&Success {
-        jsonrpc: "2.0",
-        id,
-        result,
-    })
-    .unwrap_or_else(|e| {
-        tracing::error!(error = %e, "could not serialize a result");
-        error_body(
+    // Most answers are a task of a few hundred bytes; start big enough to not regrow.
+    let mut out = Vec::with_capacity(1024);
+    match serde_json::to_writer(
+        &mut out,
+        &Success {
+            jsonrpc: "2.0",
             id,
-            &A2aError::internal("could not serialize the result"),
-            false,
-        )
-    })
+            result,
+        },
+    ) {
+        // serde_json writes valid UTF-8.
+        Ok(()) => String::from_utf8(out).unwrap_or_default(),
+        Err(e) => {
+            tracing::error!(error = %e, "could not serialize a result");
+            error_body(
+                id,
+                &A2aError::internal("could not serialize the result"),
+                false,
+            )
+        }
+    }
 }
 
 /// An error response body; v0.3 errors carry no `data` array.

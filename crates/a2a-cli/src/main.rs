@@ -1,11 +1,12 @@
 //! The `a2a` command line: serve agents, talk to any A2A agent, benchmark.
 
 mod commands;
+mod output;
 
 use clap::{Parser, Subcommand};
 
-// glibc's allocator showed up as a quarter of the server's CPU time under load (arena lock
-// contention between worker threads); mimalloc keeps allocation per-thread.
+// glibc's allocator showed up as a quarter of the server's CPU time under load (arena
+// contention and page churn); jemalloc keeps allocation per-thread and memory flat.
 #[global_allocator]
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
@@ -21,6 +22,24 @@ struct Cli {
 enum Command {
     /// Host the built-in demo agents (or one of them at the root).
     Serve(commands::serve::ServeArgs),
+    /// Show an agent's card.
+    Card(commands::client::CardArgs),
+    /// Send a message and wait for the result.
+    Send(commands::client::SendArgs),
+    /// Send a message and print the agent's events as they arrive.
+    Stream(commands::client::StreamArgs),
+    /// Show a task.
+    Get(commands::client::TaskArgs),
+    /// List tasks.
+    List(commands::client::ListArgs),
+    /// Cancel a task.
+    Cancel(commands::client::TaskArgs),
+    /// Follow a task's events.
+    Subscribe(commands::client::TaskArgs),
+    /// Talk to an agent interactively.
+    Chat(commands::chat::ChatArgs),
+    /// Load-test an agent.
+    Bench(commands::bench::BenchArgs),
     /// A bare JSON-RPC endpoint answering a fixed task: the benchmark floor.
     #[command(hide = true)]
     Floor(commands::floor::FloorArgs),
@@ -30,11 +49,28 @@ fn init_tracing() {
     use tracing_subscriber::EnvFilter;
     let filter = EnvFilter::try_from_env("A2A_LOG")
         .or_else(|_| EnvFilter::try_from_default_env())
-        .unwrap_or_else(|_| EnvFilter::new("warn,a2a=info"));
+        .unwrap_or_else(|_| EnvFilter::new("warn"));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .init();
+}
+
+async fn run(command: Command) -> anyhow::Result<u8> {
+    use commands::*;
+    match command {
+        Command::Serve(a) => serve::run(a).await.map(|()| 0),
+        Command::Card(a) => client::card(a).await,
+        Command::Send(a) => client::send(a).await,
+        Command::Stream(a) => client::stream(a).await,
+        Command::Get(a) => client::get(a).await,
+        Command::List(a) => client::list(a).await,
+        Command::Cancel(a) => client::cancel(a).await,
+        Command::Subscribe(a) => client::subscribe(a).await,
+        Command::Chat(a) => chat::run(a).await,
+        Command::Bench(a) => bench::run(a).await,
+        Command::Floor(a) => floor::run(a).await.map(|()| 0),
+    }
 }
 
 fn main() -> std::process::ExitCode {
@@ -50,14 +86,8 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-    let result = runtime.block_on(async {
-        match cli.command {
-            Command::Serve(args) => commands::serve::run(args).await,
-            Command::Floor(args) => commands::floor::run(args).await,
-        }
-    });
-    match result {
-        Ok(()) => std::process::ExitCode::SUCCESS,
+    match runtime.block_on(run(cli.command)) {
+        Ok(code) => std::process::ExitCode::from(code),
         Err(e) => {
             eprintln!("a2a: error: {e:#}");
             std::process::ExitCode::FAILURE

@@ -6,12 +6,12 @@ use foldhash::fast::RandomState;
 use std::ops::Deref;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
-type Map<T> = Mutex<HashMap<String, Weak<Registered<T>>, RandomState>>;
+type Map<T> = Mutex<HashMap<Arc<str>, Weak<Registered<T>>, RandomState>>;
 
 /// A value registered under a key; dropping the last `Arc` removes the entry.
 #[derive(Debug)]
 pub(crate) struct Registered<T> {
-    key: String,
+    key: Arc<str>,
     value: T,
     map: Weak<Map<T>>,
 }
@@ -29,8 +29,8 @@ impl<T> Drop for Registered<T> {
         if let Some(map) = self.map.upgrade() {
             let mut map = lock(&map);
             // A newer value may already sit under the key; only remove a dead entry.
-            if map.get(&self.key).is_some_and(|w| w.strong_count() == 0) {
-                map.remove(&self.key);
+            if map.get(&*self.key).is_some_and(|w| w.strong_count() == 0) {
+                map.remove(&*self.key);
             }
         }
     }
@@ -50,7 +50,7 @@ impl<T> Default for WeakRegistry<T> {
     }
 }
 
-fn lock<T>(m: &Map<T>) -> MutexGuard<'_, HashMap<String, Weak<Registered<T>>, RandomState>> {
+fn lock<T>(m: &Map<T>) -> MutexGuard<'_, HashMap<Arc<str>, Weak<Registered<T>>, RandomState>> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -70,12 +70,13 @@ impl<T> WeakRegistry<T> {
         if let Some(v) = map.get(key).and_then(Weak::upgrade) {
             return v;
         }
+        let key: Arc<str> = Arc::from(key);
         let v = Arc::new(Registered {
-            key: key.to_owned(),
+            key: key.clone(),
             value: make(),
             map: Arc::downgrade(&self.map),
         });
-        map.insert(key.to_owned(), Arc::downgrade(&v));
+        map.insert(key, Arc::downgrade(&v));
         v
     }
 

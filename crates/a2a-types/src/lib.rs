@@ -59,5 +59,9 @@ pub const EXTENSIONS_HEADER: &str = "A2A-Extensions";
 
 /// A new random id (UUID v4), for messages, tasks, contexts and artifacts.
 pub fn new_id() -> String {
-    uuid::Uuid::new_v4().to_string()
+    let mut buf = [0u8; uuid::fmt::Hyphenated::LENGTH];
+    uuid::Uuid::new_v4()
+        .hyphenated()
+        .encode_lower(&mut buf)
+        .to_owned()
 }

@@ -152,6 +152,57 @@ impl Task {
         }
     }
 
+    /// Applies an artifact update: `append` adds the parts to the artifact with the same id
+    /// (name, description and metadata updated when given); otherwise the artifact is added,
+    /// or replaces the one with the same id.
+    pub fn apply_artifact_update(&mut self, e: &crate::TaskArtifactUpdateEvent) {
+        let existing = self
+            .artifacts
+            .iter_mut()
+            .find(|a| a.artifact_id == e.artifact.artifact_id);
+        match existing {
+            Some(a) if e.append => {
+                a.parts.extend(e.artifact.parts.iter().cloned());
+                if let Some(md) = &e.artifact.metadata {
+                    a.metadata
+                        .get_or_insert_with(Default::default)
+                        .extend(md.clone());
+                }
+                if e.artifact.name.is_some() {
+                    a.name.clone_from(&e.artifact.name);
+                }
+                if e.artifact.description.is_some() {
+                    a.description.clone_from(&e.artifact.description);
+                }
+            }
+            Some(a) => *a = e.artifact.clone(),
+            None => self.artifacts.push(e.artifact.clone()),
+        }
+    }
+
+    /// Applies a status update: the previous status message moves into the history (the
+    /// reference SDK's convention) and the event's metadata merges into the task's.
+    pub fn apply_status_update(&mut self, e: &crate::TaskStatusUpdateEvent) {
+        if let Some(m) = self.status.message.take() {
+            self.history.push(m);
+        }
+        if let Some(md) = &e.metadata {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .extend(md.clone());
+        }
+        self.status = e.status.clone();
+    }
+
+    /// The text of every artifact, in order, joined with newlines.
+    pub fn artifacts_text(&self) -> String {
+        self.artifacts
+            .iter()
+            .map(Artifact::text_content)
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
     /// Looks an artifact up by id.
     pub fn artifact(&self, artifact_id: &str) -> Option<&Artifact> {
         self.artifacts.iter().find(|a| a.artifact_id == artifact_id)

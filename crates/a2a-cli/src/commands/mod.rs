@@ -1,4 +1,9 @@
 //! One module per subcommand.
 
+pub(crate) mod bench;
+mod bench_conn;
+pub(crate) mod chat;
+pub(crate) mod client;
+pub(crate) mod common;
 pub(crate) mod floor;
 pub(crate) mod serve;

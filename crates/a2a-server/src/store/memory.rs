@@ -48,7 +48,6 @@ impl InMemoryTaskStoreConfig {
 #[derive(Debug)]
 struct Entry {
     log: Vec<Arc<TaskEventRecord>>,
-    context_id: String,
     state: TaskState,
     /// Status timestamp in milliseconds since the epoch (the listing sort key).
     status_millis: i64,
@@ -72,13 +71,20 @@ impl Entry {
     fn sort_key(&self) -> i64 {
         self.status_millis
     }
+
+    fn context_id(&self) -> &str {
+        match self.log.first().map(|r| &r.event) {
+            Some(TaskEvent::Created(t)) => &t.context_id,
+            _ => "",
+        }
+    }
 }
 
 #[derive(Debug, Default)]
 struct Shard {
-    tasks: HashMap<String, Entry, RandomState>,
+    tasks: HashMap<Arc<str>, Entry, RandomState>,
     /// Terminal tasks in the order they finished: the eviction queue.
-    finished: VecDeque<String>,
+    finished: VecDeque<Arc<str>>,
 }
 
 /// Keeps task logs in memory, sharded so that writers of different tasks rarely meet on a
@@ -149,16 +155,15 @@ impl TaskStore for InMemoryTaskStore {
             if shard.tasks.contains_key(task_id) {
                 return Err(StoreError::AlreadyExists(task_id.to_owned()));
             }
-            let Some(TaskEvent::Created(t)) = events.first() else {
+            if !matches!(events.first(), Some(TaskEvent::Created(_))) {
                 return Err(StoreError::NotCreated(task_id.to_owned()));
-            };
+            }
             let entry = Entry {
                 log: Vec::with_capacity(events.len()),
-                context_id: t.context_id.clone(),
                 state: TaskState::Unspecified,
                 status_millis: 0,
             };
-            shard.tasks.entry(task_id.to_owned()).or_insert(entry)
+            shard.tasks.entry(Arc::from(task_id)).or_insert(entry)
         } else {
             let entry = shard
                 .tasks
@@ -194,7 +199,8 @@ impl TaskStore for InMemoryTaskStore {
             records.push(record);
         }
         if !was_terminal && entry.state.is_terminal() {
-            shard.finished.push_back(task_id.to_owned());
+            let key = shard.tasks.get_key_value(task_id).map(|(k, _)| k.clone());
+            shard.finished.extend(key);
             while shard.finished.len() > self.terminal_per_shard {
                 if let Some(old) = shard.finished.pop_front() {
                     shard.tasks.remove(&old);
@@ -246,7 +252,7 @@ impl TaskStore for InMemoryTaskStore {
                 if query
                     .context_id
                     .as_deref()
-                    .is_some_and(|c| c != e.context_id)
+                    .is_some_and(|c| c != e.context_id())
                 {
                     continue;
                 }
@@ -257,7 +263,7 @@ impl TaskStore for InMemoryTaskStore {
                 if after_millis.is_some_and(|a| millis < a) {
                     continue;
                 }
-                keys.push((millis, id.clone()));
+                keys.push((millis, id.to_string()));
             }
         }
         let total_size = keys.len();
@@ -272,7 +278,7 @@ impl TaskStore for InMemoryTaskStore {
         let mut tasks = Vec::with_capacity(end - start);
         for (_, id) in &keys[start..end] {
             let shard = self.shard(id);
-            if let Some(e) = shard.tasks.get(id) {
+            if let Some(e) = shard.tasks.get(id.as_str()) {
                 tasks.push(shape_for_listing(e.project(query.history_length), query));
             }
         }

@@ -176,49 +176,14 @@ pub trait TaskStore: Send + Sync + 'static {
 pub fn apply_event(task: &mut Task, event: &TaskEvent) {
     match event {
         TaskEvent::Created(t) => *task = t.clone(),
-        TaskEvent::Status(e) => {
-            if let Some(m) = task.status.message.take() {
-                task.history.push(m);
-            }
-            if let Some(md) = &e.metadata {
-                task.metadata
-                    .get_or_insert_with(Default::default)
-                    .extend(md.clone());
-            }
-            task.status = e.status.clone();
-        }
-        TaskEvent::Artifact(e) => apply_artifact(task, e),
+        TaskEvent::Status(e) => task.apply_status_update(e),
+        TaskEvent::Artifact(e) => task.apply_artifact_update(e),
         TaskEvent::UserMessage(m) => {
             if let Some(prev) = task.status.message.take() {
                 task.history.push(prev);
             }
             task.history.push(m.clone());
         }
-    }
-}
-
-fn apply_artifact(task: &mut Task, e: &TaskArtifactUpdateEvent) {
-    let existing = task
-        .artifacts
-        .iter_mut()
-        .find(|a| a.artifact_id == e.artifact.artifact_id);
-    match existing {
-        Some(a) if e.append => {
-            a.parts.extend(e.artifact.parts.iter().cloned());
-            if let Some(md) = &e.artifact.metadata {
-                a.metadata
-                    .get_or_insert_with(Default::default)
-                    .extend(md.clone());
-            }
-            if e.artifact.name.is_some() {
-                a.name.clone_from(&e.artifact.name);
-            }
-            if e.artifact.description.is_some() {
-                a.description.clone_from(&e.artifact.description);
-            }
-        }
-        Some(a) => *a = e.artifact.clone(),
-        None => task.artifacts.push(e.artifact.clone()),
     }
 }
 

@@ -1,0 +1,94 @@
+//! `a2a chat`: an interactive multi-turn session.
+
+use std::io::Write;
+
+use a2a_client::{Conversation, Decision, Outcome};
+use clap::Args;
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+use super::common::ConnectArgs;
+use crate::output::{self, LivePrinter};
+
+#[derive(Debug, Args)]
+pub(crate) struct ChatArgs {
+    #[command(flatten)]
+    conn: ConnectArgs,
+    /// Continue this context.
+    #[arg(long)]
+    context: Option<String>,
+    /// Send `metadata.thread_id` (this value, or the context id) with every turn.
+    #[arg(long, num_args = 0..=1, default_missing_value = "")]
+    thread_id: Option<String>,
+}
+
+pub(crate) async fn run(args: ChatArgs) -> anyhow::Result<u8> {
+    let client = args.conn.connect().await?;
+    println!(
+        "chatting with {} at {} (A2A {}); /new starts a new conversation, /quit or Ctrl-D ends",
+        client.card().name,
+        client.endpoint(),
+        client.protocol_version().as_str()
+    );
+    let mut conv = Conversation::resume(client.clone(), args.context.clone(), None);
+    if let Some(t) = &args.thread_id {
+        conv = conv.with_thread_id(Some(t.clone()).filter(|t| !t.is_empty()));
+    }
+    let mut lines = BufReader::new(tokio::io::stdin()).lines();
+    loop {
+        let prompt = if conv.pending_task_id().is_some() {
+            "answer> "
+        } else {
+            "you> "
+        };
+        print!("{prompt}");
+        let _ = std::io::stdout().flush();
+        let Some(line) = lines.next_line().await? else {
+            break;
+        };
+        let line = line.trim();
+        match line {
+            "" => continue,
+            "/quit" | "/exit" => break,
+            "/new" => {
+                conv = Conversation::new(client.clone());
+                println!("(new conversation)");
+                continue;
+            }
+            _ => {}
+        }
+        let mut printer = LivePrinter::default();
+        let streaming = conv.client().supports_streaming();
+        let listener = |ev: &a2a_client::StreamEvent, _: Option<&a2a_types::Task>| {
+            if streaming {
+                printer.event(ev);
+            }
+            Decision::Continue
+        };
+        let result = conv
+            .send_with_listener(a2a_types::Message::user_text(line), listener)
+            .await;
+        printer.finish();
+        match result {
+            Ok(outcome) => {
+                if !streaming {
+                    output::print_outcome(&outcome);
+                }
+                match &outcome {
+                    Outcome::InputRequired(i) => println!("agent: {}", i.prompt_text()),
+                    Outcome::AuthRequired(i) => {
+                        println!("agent needs authentication: {}", i.prompt_text())
+                    }
+                    Outcome::Failed(_) | Outcome::Rejected(_) => {
+                        println!(
+                            "agent: task ended: {}",
+                            outcome.reason().unwrap_or_default()
+                        );
+                    }
+                    _ => {}
+                }
+            }
+            Err(e) => eprintln!("a2a: error: {e}"),
+        }
+    }
+    Ok(0)
+}

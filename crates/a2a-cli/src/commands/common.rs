@@ -1,0 +1,78 @@
+//! Options shared by the client commands, and turning them into a client.
+
+use std::time::Duration;
+
+use a2a_client::{A2aClient, ClientBuilder, ProtocolVersion};
+use anyhow::{Context, bail};
+use clap::{Args, ValueEnum};
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(crate) enum ProtocolArg {
+    /// A2A v1.0.
+    #[value(name = "1.0")]
+    V1,
+    /// A2A v0.3.
+    #[value(name = "0.3")]
+    V03,
+}
+
+/// How to reach the agent.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct ConnectArgs {
+    /// The agent's URL (its base URL, or its card URL).
+    pub(crate) url: String,
+    /// Extra header sent with every request, as `Name: value` (repeatable).
+    #[arg(long = "header", short = 'H', value_name = "K:V")]
+    pub(crate) headers: Vec<String>,
+    /// Bearer token (`Authorization: Bearer …`).
+    #[arg(long, env = "A2A_TOKEN")]
+    pub(crate) token: Option<String>,
+    /// Protocol version to use (default: 1.0 when the card offers it, else 0.3).
+    #[arg(long, value_enum)]
+    pub(crate) protocol: Option<ProtocolArg>,
+    /// Time limit of each non-streaming call, in seconds.
+    #[arg(long, default_value_t = 300.0)]
+    pub(crate) timeout: f64,
+    /// Skip the agent card: talk JSON-RPC to URL directly.
+    #[arg(long)]
+    pub(crate) no_card: bool,
+}
+
+impl ConnectArgs {
+    pub(crate) fn builder(&self) -> anyhow::Result<ClientBuilder> {
+        let mut b = A2aClient::builder()
+            .connect_timeout(Duration::from_secs(10))
+            .timeout(Duration::from_secs_f64(self.timeout.max(0.001)));
+        for h in &self.headers {
+            let Some((k, v)) = h.split_once(':') else {
+                bail!("--header {h:?}: expected `Name: value`");
+            };
+            b = b.header(k.trim(), v.trim());
+        }
+        if let Some(t) = &self.token {
+            b = b.bearer_token(t);
+        }
+        if let Some(p) = self.protocol {
+            b = b.protocol_version(version(p));
+        }
+        Ok(b)
+    }
+
+    pub(crate) async fn connect(&self) -> anyhow::Result<A2aClient> {
+        let b = self.builder()?;
+        if self.no_card {
+            let v = self.protocol.map_or(ProtocolVersion::V1, version);
+            return b.endpoint(&self.url, v).context("cannot set up the client");
+        }
+        b.connect(&self.url)
+            .await
+            .with_context(|| format!("cannot connect to {}", self.url))
+    }
+}
+
+fn version(p: ProtocolArg) -> ProtocolVersion {
+    match p {
+        ProtocolArg::V1 => ProtocolVersion::V1,
+        ProtocolArg::V03 => ProtocolVersion::V03,
+    }
+}

@@ -1,0 +1,121 @@
+//! Helpers: the Python interpreter with the SDK, our host on a free port, the Python
+//! reference server as a subprocess.
+#![allow(dead_code, unreachable_pub)]
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use a2a_host::builtin::{self, NAMES};
+use a2a_host::{AgentHost, HostAgent};
+use a2a_server::ServeOptions;
+
+/// The Python interpreter with `a2a-sdk`, or `None` (the test prints that it is skipped).
+pub fn python() -> Option<String> {
+    match std::env::var("A2A_INTEROP_PYTHON") {
+        Ok(p) if !p.is_empty() => Some(p),
+        _ => {
+            eprintln!(
+                "SKIPPED: A2A_INTEROP_PYTHON is not set (scripts/test.sh installs the official \
+                 Python SDK and sets it)"
+            );
+            None
+        }
+    }
+}
+
+pub fn python_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("python")
+}
+
+/// Our demo agents on 127.0.0.1:0; returns the base URL.
+pub async fn start_host() -> String {
+    let mut host = AgentHost::new(ServeOptions::default());
+    for name in NAMES {
+        let agent = builtin::builtin(name).expect("built-in agent");
+        host = host.agent(HostAgent::in_memory(agent.id, agent.executor, agent.card));
+    }
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(a2a_server::serve(
+        listener,
+        host.router(),
+        std::future::pending(),
+    ));
+    format!("http://{addr}")
+}
+
+/// Runs a scenario of `sdk_client.py`; returns its JSON output.
+pub async fn sdk_scenario(
+    python: &str,
+    scenario: &str,
+    url: &str,
+    protocol: Option<&str>,
+) -> serde_json::Value {
+    let mut cmd = tokio::process::Command::new(python);
+    cmd.arg(python_dir().join("sdk_client.py"))
+        .arg(scenario)
+        .arg(url);
+    if let Some(p) = protocol {
+        cmd.arg("--protocol").arg(p);
+    }
+    let out = tokio::time::timeout(Duration::from_secs(60), cmd.output())
+        .await
+        .expect("scenario timed out")
+        .expect("cannot run python");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "scenario {scenario} ({protocol:?}) failed:\n{stderr}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("bad output {stdout:?}: {e}"))
+}
+
+/// The Python SDK reference server, killed on drop.
+pub struct PythonServer {
+    pub url: String,
+    child: tokio::process::Child,
+}
+
+impl Drop for PythonServer {
+    fn drop(&mut self) {
+        let _ = self.child.start_kill();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+pub async fn start_python_server(python: &str) -> PythonServer {
+    let port = free_port();
+    let child = tokio::process::Command::new(python)
+        .arg(python_dir().join("reference_server.py"))
+        .arg("--port")
+        .arg(port.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("cannot start the Python reference server");
+    let url = format!("http://127.0.0.1:{port}");
+    let card = format!("{url}/.well-known/agent-card.json");
+    let http = reqwest::Client::new();
+    for _ in 0..300 {
+        if http
+            .get(&card)
+            .send()
+            .await
+            .is_ok_and(|r| r.status().is_success())
+        {
+            return PythonServer { url, child };
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the Python reference server did not come up on port {port}");
+}

@@ -1,0 +1,209 @@
+//! This project's client against a server built on the official Python SDK, over v1.0 and
+//! v0.3: every reply shape, listeners, deadlines, continuation, cancel.
+
+mod common;
+
+use std::time::Duration;
+
+use a2a_client::{A2aClient, Conversation, Decision, Outcome, ProtocolVersion, StopReason};
+use a2a_types::{Message, SendMessageConfiguration, SendMessageRequest, StreamResponse, TaskState};
+use common::*;
+
+fn req(text: &str) -> SendMessageRequest {
+    SendMessageRequest::new(Message::user_text(text))
+}
+
+async fn clients(url: &str) -> Vec<A2aClient> {
+    let mut out = Vec::new();
+    for v in [ProtocolVersion::V1, ProtocolVersion::V03] {
+        let c = A2aClient::builder()
+            .protocol_version(v)
+            .connect(url)
+            .await
+            .expect("connect");
+        assert_eq!(c.protocol_version(), v);
+        out.push(c);
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn reply_shapes_and_every_artifact() {
+    let Some(py) = python() else { return };
+    let server = start_python_server(&py).await;
+    for c in clients(&server.url).await {
+        let v = c.protocol_version();
+        let o = c.run(req("echo hi")).await.unwrap();
+        assert!(matches!(o, Outcome::Completed(_)), "{v:?}: {o:?}");
+        assert_eq!(o.text(), "echo hi");
+        let id = o.task_id().unwrap().to_owned();
+        let t = c.get_task(&id, None).await.unwrap();
+        assert_eq!(t.status.state, TaskState::Completed);
+
+        let o = c.run(req("message: hello")).await.unwrap();
+        let Outcome::Message(m) = &o else {
+            panic!("{v:?}: {o:?}")
+        };
+        assert_eq!(m.text_content(), "message: hello");
+
+        let o = c.run(req("multi")).await.unwrap();
+        let texts: Vec<String> = o.artifacts().iter().map(|a| a.text_content()).collect();
+        assert_eq!(
+            texts,
+            ["one", "two-part", "three"],
+            "{v:?}: chunks assembled, all artifacts kept"
+        );
+        assert_eq!(o.text(), "one\ntwo-part\nthree");
+
+        let o = c.run(req("fail")).await.unwrap();
+        assert!(matches!(o, Outcome::Failed(_)), "{v:?}: {o:?}");
+        assert_eq!(o.reason().as_deref(), Some("boom"));
+        let o = c.run(req("reject")).await.unwrap();
+        assert!(matches!(o, Outcome::Rejected(_)), "{v:?}: {o:?}");
+        assert_eq!(o.reason().as_deref(), Some("no thanks"));
+
+        // Non-streaming sends give the same outcomes.
+        let o = Outcome::from_response(c.send(req("echo blocking")).await.unwrap());
+        assert_eq!(o.text(), "echo blocking");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn input_required_then_continue() {
+    let Some(py) = python() else { return };
+    let server = start_python_server(&py).await;
+    for c in clients(&server.url).await {
+        let mut conv = Conversation::new(c.clone());
+        let o = conv.send("input").await.unwrap();
+        let Outcome::InputRequired(i) = &o else {
+            panic!("{o:?}")
+        };
+        assert_eq!(i.prompt_text(), "need more");
+        let task_id = i.task_id().to_owned();
+        assert_eq!(conv.pending_task_id(), Some(task_id.as_str()));
+        let o = conv.send("here you go").await.unwrap();
+        assert!(matches!(o, Outcome::Completed(_)), "{o:?}");
+        assert_eq!(o.task_id(), Some(task_id.as_str()), "same task continued");
+        assert_eq!(o.text(), "here you go");
+        assert_eq!(conv.pending_task_id(), None);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn deadline_then_explicit_cancel() {
+    let Some(py) = python() else { return };
+    let server = start_python_server(&py).await;
+    for c in clients(&server.url).await {
+        let o = c
+            .run_with_deadline(req("slow"), Duration::from_millis(250))
+            .await
+            .unwrap();
+        let Outcome::Stopped(s) = &o else {
+            panic!("{o:?}")
+        };
+        assert_eq!(s.reason, StopReason::Deadline);
+        let id = s.task_id().expect("task id known").to_owned();
+        assert_eq!(s.answer, "progress", "what arrived is handed back");
+        let t = c.get_task(&id, None).await.unwrap();
+        assert_eq!(
+            t.status.state,
+            TaskState::Working,
+            "timing out does not cancel"
+        );
+        let t = c.cancel_task(&id).await.unwrap();
+        assert_eq!(t.status.state, TaskState::Canceled);
+        let names: Vec<_> = t.artifacts.iter().filter_map(|a| a.name.clone()).collect();
+        assert_eq!(names, ["progress"]);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn listener_stops_without_canceling() {
+    let Some(py) = python() else { return };
+    let server = start_python_server(&py).await;
+    for c in clients(&server.url).await {
+        // Stop with our own answer on the first artifact.
+        let o = c
+            .run_with_listener(
+                req("multi"),
+                |ev: &a2a_client::StreamEvent, _: Option<&a2a_types::Task>| match ev.response {
+                    StreamResponse::ArtifactUpdate(_) => Decision::Stop("enough".into()),
+                    _ => Decision::Continue,
+                },
+            )
+            .await
+            .unwrap();
+        let Outcome::Stopped(s) = &o else {
+            panic!("{o:?}")
+        };
+        assert_eq!(
+            (s.reason, s.answer.as_str()),
+            (StopReason::Listener, "enough")
+        );
+        // Stop with the artifacts so far once `a2a` is complete.
+        let o = c
+            .run_with_listener(
+                req("multi"),
+                |ev: &a2a_client::StreamEvent, _: Option<&a2a_types::Task>| match &ev.response {
+                    StreamResponse::ArtifactUpdate(a) if a.last_chunk => {
+                        Decision::StopWithArtifacts
+                    }
+                    _ => Decision::Continue,
+                },
+            )
+            .await
+            .unwrap();
+        let Outcome::Stopped(s) = &o else {
+            panic!("{o:?}")
+        };
+        assert_eq!(s.answer, "one\ntwo-part");
+        // The slow task goes on after we stop listening.
+        let o = c
+            .run_with_listener(
+                req("slow"),
+                |ev: &a2a_client::StreamEvent, _: Option<&a2a_types::Task>| match ev.response {
+                    StreamResponse::ArtifactUpdate(_) => Decision::StopWithArtifacts,
+                    _ => Decision::Continue,
+                },
+            )
+            .await
+            .unwrap();
+        let id = o.task_id().unwrap().to_owned();
+        assert_eq!(
+            c.get_task(&id, None).await.unwrap().status.state,
+            TaskState::Working
+        );
+        c.cancel_task(&id).await.unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn subscribe_to_a_running_task() {
+    let Some(py) = python() else { return };
+    let server = start_python_server(&py).await;
+    for c in clients(&server.url).await {
+        let mut conf = SendMessageConfiguration::default();
+        conf.return_immediately = true;
+        let o = Outcome::from_response(c.send(req("slow").with_configuration(conf)).await.unwrap());
+        let id = o.task_id().unwrap().to_owned();
+        let mut sub = c.subscribe(&id).await.unwrap();
+        let first = sub.next().await.unwrap().unwrap();
+        assert!(
+            matches!(first.response, StreamResponse::Task(_)),
+            "{first:?}"
+        );
+        c.cancel_task(&id).await.unwrap();
+        let mut last = None;
+        while let Some(ev) = sub.next().await {
+            last = Some(ev.unwrap());
+        }
+        let last = last.expect("events after cancel");
+        assert!(last.is_final);
+        let state = match &last.response {
+            StreamResponse::StatusUpdate(s) => s.status.state,
+            StreamResponse::Task(t) => t.status.state,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(state, TaskState::Canceled);
+    }
+}

@@ -114,14 +114,20 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         .public_url
         .clone()
         .unwrap_or_else(|| format!("http://{local}"));
-    match &args.agent {
-        Some(name) => println!("a2a: serving agent {name} at {base}/"),
-        None => {
-            println!("a2a: serving {} agents on {base}", names.len());
-            for name in &names {
-                println!("  {name:<12} {base}/a2a/{name}");
-            }
+    // Write the banner without panicking if nobody reads stdout any more.
+    let mut banner = match &args.agent {
+        Some(name) => format!("a2a: serving agent {name} at {base}/\n"),
+        None => format!("a2a: serving {} agents on {base}\n", names.len()),
+    };
+    if args.agent.is_none() {
+        for name in &names {
+            banner.push_str(&format!("  {name:<12} {base}/a2a/{name}\n"));
         }
+    }
+    {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(banner.as_bytes()).and_then(|()| out.flush());
     }
     let handlers = host.handlers();
     a2a_server::serve(listener, host.router(), shutdown_signal()).await?;

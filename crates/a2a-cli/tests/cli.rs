@@ -1,0 +1,189 @@
+//! The `a2a` binary end to end: `serve`, then every client command against it.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, Command, Output, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_a2a");
+
+struct Server {
+    child: Child,
+    base: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(args: &[&str]) -> Server {
+    let mut child = Command::new(BIN)
+        .args(["serve", "--port", "0"])
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("a2a serve");
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    // Keep draining stdout so the server never writes to a closed pipe.
+    std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
+    let base = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no URL in {line:?}"))
+        .trim_end_matches('/')
+        .to_owned();
+    Server { child, base }
+}
+
+fn a2a(args: &[&str]) -> Output {
+    Command::new(BIN).args(args).output().expect("run a2a")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn client_commands_against_serve() {
+    let s = serve(&[]);
+    let echo = format!("{}/a2a/echo", s.base);
+    let multi = format!("{}/a2a/multi", s.base);
+    let slow = format!("{}/a2a/slow", s.base);
+
+    let o = a2a(&["card", &echo]);
+    assert!(o.status.success());
+    assert!(stdout(&o).contains("Echo Agent"), "{}", stdout(&o));
+    let o = a2a(&["card", &echo, "--json"]);
+    let card: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(card["supportedInterfaces"][0]["url"], echo);
+
+    let o = a2a(&["send", &echo, "task: hi there"]);
+    assert!(o.status.success());
+    assert!(
+        stdout(&o).contains("artifact echo: hi there"),
+        "{}",
+        stdout(&o)
+    );
+    let o = a2a(&["send", &echo, "task: json please", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let task_id = v["task"]["id"].as_str().unwrap().to_owned();
+    assert_eq!(v["task"]["status"]["state"], "TASK_STATE_COMPLETED");
+
+    let o = a2a(&["get", &echo, &task_id, "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["id"], task_id);
+    let o = a2a(&["list", &echo]);
+    assert!(stdout(&o).contains(&task_id), "{}", stdout(&o));
+
+    // Streaming, through INPUT_REQUIRED and the continuation.
+    let o = a2a(&["stream", &multi, "start"]);
+    let out = stdout(&o);
+    assert!(o.status.success(), "{out}");
+    assert!(out.contains("[artifact story] Once upon a time."), "{out}");
+    assert!(out.contains("[INPUT_REQUIRED]"), "{out}");
+    let task = out
+        .split("--task ")
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_owned();
+    let o = a2a(&["stream", &multi, "the answer", "--task", &task, "--json"]);
+    let last: serde_json::Value = serde_json::from_str(stdout(&o).lines().last().unwrap()).unwrap();
+    assert_eq!(
+        last["statusUpdate"]["status"]["state"],
+        "TASK_STATE_COMPLETED"
+    );
+
+    // v0.3 works the same.
+    let o = a2a(&["send", &echo, "task: old", "--protocol", "0.3"]);
+    assert!(stdout(&o).contains("artifact echo: old"), "{}", stdout(&o));
+
+    // Cancel: a non-blocking send, then cancel by id.
+    let o = a2a(&["send", &slow, "go", "--no-wait", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let id = v["task"]["id"].as_str().unwrap().to_owned();
+    let o = a2a(&["cancel", &slow, &id]);
+    assert!(o.status.success());
+    assert!(stdout(&o).contains("[CANCELED]"), "{}", stdout(&o));
+    let o = a2a(&["cancel", &slow, &id]);
+    assert_eq!(o.status.code(), Some(1), "canceling twice is an error");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("cannot be canceled"));
+
+    // Errors are readable and exit non-zero.
+    let o = a2a(&["get", &echo, "no-such-task"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("Task not found"));
+    let o = a2a(&["card", &format!("{}/a2a/nobody", s.base)]);
+    assert_eq!(o.status.code(), Some(1));
+}
+
+#[test]
+fn chat_keeps_the_conversation() {
+    let s = serve(&[]);
+    let mut child = Command::new(BIN)
+        .args(["chat", &format!("{}/a2a/multi", s.base)])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"hello\nmy answer\n/quit\n").unwrap();
+    drop(stdin);
+    let o = child.wait_with_output().unwrap();
+    let out = stdout(&o);
+    assert!(o.status.success(), "{out}");
+    assert!(out.contains("agent: What should I echo back?"), "{out}");
+    assert!(
+        out.contains("answer> "),
+        "the second line answers the pending task: {out}"
+    );
+    assert!(out.contains("You said: my answer"), "{out}");
+}
+
+#[test]
+fn bench_reports_throughput_and_latency() {
+    let s = serve(&["--agent", "conformance"]);
+    let o = a2a(&["bench", &s.base, "--requests", "300", "-c", "4", "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["ok"], 300);
+    assert_eq!(v["errors"], 0);
+    assert!(v["requests_per_second"].as_f64().unwrap() > 0.0);
+    assert!(v["latency_ms"]["p99"].as_f64().unwrap() > 0.0);
+    let o = a2a(&[
+        "bench",
+        &s.base,
+        "--requests",
+        "100",
+        "-c",
+        "2",
+        "--mode",
+        "stream",
+        "--message-id-prefix",
+        "tck-stream-001",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["ok"], 100);
+    assert!(v["events_per_second"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn single_agent_at_the_root_with_merged_card() {
+    let s = serve(&["--agent", "echo", "--card-compat", "v0.3"]);
+    let o = a2a(&["card", &s.base, "--json"]);
+    let card: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        card["supportedInterfaces"][0]["url"],
+        format!("{}/", s.base)
+    );
+    let o = a2a(&["send", &s.base, "task: root"]);
+    assert!(stdout(&o).contains("artifact echo: root"), "{}", stdout(&o));
+}

@@ -1,0 +1,295 @@
+//! The client against this project's own agents: every reply shape, assembly of chunked
+//! artifacts, continuation, listeners, deadlines, cancel, subscribe and resume, both versions.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use a2a_client::{
+    A2aClient, ClientError, Conversation, Decision, Outcome, ProtocolVersion, StopReason,
+};
+use a2a_host::builtin::{self, NAMES};
+use a2a_host::{AgentHost, HostAgent};
+use a2a_server::{AgentError, AgentExecutor, RequestContext, ServeOptions, TaskUpdater};
+use a2a_types::{
+    A2aError, AgentCard, Message, SendMessageConfiguration, SendMessageRequest, StreamResponse,
+    TaskState,
+};
+use async_trait::async_trait;
+
+/// Records the request metadata it sees and completes.
+#[derive(Default)]
+struct MetadataProbe {
+    seen: Mutex<Vec<Option<serde_json::Map<String, serde_json::Value>>>>,
+}
+
+#[async_trait]
+impl AgentExecutor for MetadataProbe {
+    async fn execute(&self, ctx: RequestContext, u: TaskUpdater) -> Result<(), AgentError> {
+        self.seen.lock().unwrap().push(ctx.metadata.clone());
+        u.complete(Some(u.agent_text("ok"))).await?;
+        Ok(())
+    }
+}
+
+async fn host(extra: Option<Arc<MetadataProbe>>) -> String {
+    let mut host = AgentHost::new(ServeOptions::default());
+    for name in NAMES {
+        let a = builtin::builtin(name).unwrap();
+        host = host.agent(HostAgent::in_memory(a.id, a.executor, a.card));
+    }
+    if let Some(probe) = extra {
+        let mut card = AgentCard::default();
+        card.name = "probe".into();
+        card.capabilities.streaming = Some(true);
+        host = host.agent(HostAgent::in_memory("probe", probe, card));
+    }
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(a2a_server::serve(
+        listener,
+        host.router(),
+        std::future::pending(),
+    ));
+    format!("http://{addr}")
+}
+
+fn req(text: &str) -> SendMessageRequest {
+    SendMessageRequest::new(Message::user_text(text))
+}
+
+async fn both(url: &str) -> [A2aClient; 2] {
+    let v1 = A2aClient::builder()
+        .protocol_version(ProtocolVersion::V1)
+        .connect(url)
+        .await
+        .unwrap();
+    let v03 = A2aClient::builder()
+        .protocol_version(ProtocolVersion::V03)
+        .connect(url)
+        .await
+        .unwrap();
+    [v1, v03]
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn resolves_cards_and_prefers_v1() {
+    let base = host(None).await;
+    let c = A2aClient::connect(&format!("{base}/a2a/echo"))
+        .await
+        .unwrap();
+    assert_eq!(c.protocol_version(), ProtocolVersion::V1);
+    assert_eq!(c.endpoint(), format!("{base}/a2a/echo"));
+    assert_eq!(c.card().name, "Echo Agent");
+    // The host's query-style card URL works too.
+    let c = A2aClient::connect(&format!(
+        "{base}/.well-known/agent-card.json?assistant_id=multi"
+    ))
+    .await
+    .unwrap();
+    assert_eq!(c.card().name, "Multi Agent");
+    // A card URL that only has the legacy v0.3 card.
+    let c = A2aClient::connect(&format!("{base}/a2a/echo/.well-known/agent.json"))
+        .await
+        .unwrap();
+    assert_eq!(c.protocol_version(), ProtocolVersion::V03);
+    assert!(c.run(req("hi")).await.unwrap().is_success());
+    let err = A2aClient::connect(&format!("{base}/a2a/nobody"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ClientError::CardNotFound(_)), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_reply_shape() {
+    let base = host(None).await;
+    for c in both(&format!("{base}/a2a/echo")).await {
+        let o = c.run(req("hello")).await.unwrap();
+        assert!(
+            matches!(&o, Outcome::Message(m) if m.text_content() == "hello"),
+            "{o:?}"
+        );
+        let o = c.run(req("task: hello")).await.unwrap();
+        assert!(matches!(o, Outcome::Completed(_)), "{o:?}");
+        assert_eq!(o.text(), "hello");
+        let o = Outcome::from_response(c.send(req("task: blocking")).await.unwrap());
+        assert_eq!(o.text(), "blocking");
+    }
+    for c in both(&format!("{base}/a2a/conformance")).await {
+        let mut m = Message::user_text("x");
+        m.message_id = format!("tck-reject-task-{}", m.message_id);
+        let o = c.run(SendMessageRequest::new(m)).await.unwrap();
+        assert!(matches!(o, Outcome::Rejected(_)), "{o:?}");
+        assert_eq!(o.reason().as_deref(), Some("rejected"));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn multi_artifacts_chunks_and_continuation() {
+    let base = host(None).await;
+    for c in both(&format!("{base}/a2a/multi")).await {
+        let mut conv = Conversation::new(c.clone());
+        let o = conv.send("start").await.unwrap();
+        let Outcome::InputRequired(i) = &o else {
+            panic!("{o:?}")
+        };
+        assert_eq!(i.prompt_text(), "What should I echo back?");
+        let texts: Vec<String> = o.artifacts().iter().map(|a| a.text_content()).collect();
+        assert_eq!(
+            texts[..2],
+            ["Three artifacts follow.", "Once upon a time."],
+            "{texts:?}"
+        );
+        assert_eq!(o.artifacts().len(), 3);
+        let task_id = i.task_id().to_owned();
+        let ctx = i.context_id().to_owned();
+        let o = conv.send("forty-two").await.unwrap();
+        assert!(matches!(o, Outcome::Completed(_)), "{o:?}");
+        assert_eq!(o.task_id(), Some(task_id.as_str()));
+        assert_eq!(o.context_id(), Some(ctx.as_str()));
+        assert!(o.text().ends_with("forty-two"), "{}", o.text());
+        // A new turn after a terminal task starts a new task in the same context.
+        let o = conv.send("again").await.unwrap();
+        assert_ne!(o.task_id(), Some(task_id.as_str()));
+        assert_eq!(o.context_id(), Some(ctx.as_str()));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn listener_and_deadline_never_cancel() {
+    let base = host(None).await;
+    for c in both(&format!("{base}/a2a/slow")).await {
+        let o = c
+            .run_with_listener(
+                req("30"),
+                |ev: &a2a_client::StreamEvent, _: Option<&a2a_types::Task>| {
+                    if matches!(ev.response, StreamResponse::ArtifactUpdate(_)) {
+                        Decision::StopWithArtifacts
+                    } else {
+                        Decision::Continue
+                    }
+                },
+            )
+            .await
+            .unwrap();
+        let Outcome::Stopped(s) = &o else {
+            panic!("{o:?}")
+        };
+        assert_eq!(s.reason, StopReason::Listener);
+        assert!(s.answer.starts_with("started"), "{}", s.answer);
+        let id = s.task_id().unwrap().to_owned();
+        assert_eq!(
+            c.get_task(&id, None).await.unwrap().status.state,
+            TaskState::Working
+        );
+        assert_eq!(
+            c.cancel_task(&id).await.unwrap().status.state,
+            TaskState::Canceled
+        );
+
+        let o = c
+            .run_with_deadline(req("30"), Duration::from_millis(250))
+            .await
+            .unwrap();
+        let Outcome::Stopped(s) = &o else {
+            panic!("{o:?}")
+        };
+        assert_eq!(s.reason, StopReason::Deadline);
+        let id = s.task_id().unwrap().to_owned();
+        assert_eq!(
+            c.get_task(&id, None).await.unwrap().status.state,
+            TaskState::Working
+        );
+        let t = c.cancel_task(&id).await.unwrap();
+        assert_eq!(t.status.state, TaskState::Canceled);
+        assert_eq!(
+            t.artifacts
+                .iter()
+                .filter_map(|a| a.name.as_deref())
+                .collect::<Vec<_>>(),
+            ["progress"]
+        );
+        let err = c.cancel_task(&id).await.unwrap_err();
+        assert!(
+            matches!(err.protocol(), Some(A2aError::TaskNotCancelable { .. })),
+            "{err}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn subscribe_and_resume_from_an_event_id() {
+    let base = host(None).await;
+    let c = A2aClient::connect(&format!("{base}/a2a/slow"))
+        .await
+        .unwrap();
+    let mut conf = SendMessageConfiguration::default();
+    conf.return_immediately = true;
+    let o = Outcome::from_response(c.send(req("0.3").with_configuration(conf)).await.unwrap());
+    let id = o.task_id().unwrap().to_owned();
+    let mut sub = c.subscribe(&id).await.unwrap();
+    let first = sub.next().await.unwrap().unwrap();
+    assert!(matches!(first.response, StreamResponse::Task(_)));
+    let mut all = Vec::new();
+    while let Some(ev) = sub.next().await {
+        all.push(ev.unwrap());
+    }
+    assert!(all.last().unwrap().is_final);
+    // Resuming from the first of those events replays exactly the rest.
+    let cut = all[0].id.clone().expect("events carry ids");
+    let mut resumed = c.subscribe_after(&id, Some(&cut)).await.unwrap();
+    let mut replay = Vec::new();
+    while let Some(ev) = resumed.next().await {
+        replay.push(ev.unwrap().id);
+    }
+    let expected: Vec<_> = all[1..].iter().map(|e| e.id.clone()).collect();
+    assert_eq!(replay, expected);
+    // The task is done: a plain subscription is refused.
+    let err = c.subscribe(&id).await.unwrap_err();
+    assert!(
+        matches!(err.protocol(), Some(A2aError::UnsupportedOperation { .. })),
+        "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn errors_are_typed() {
+    let base = host(None).await;
+    for c in both(&format!("{base}/a2a/echo")).await {
+        let err = c.get_task("nope", None).await.unwrap_err();
+        assert!(
+            matches!(err.protocol(), Some(A2aError::TaskNotFound { .. })),
+            "{err}"
+        );
+    }
+    let [v1, v03] = both(&format!("{base}/a2a/echo")).await;
+    assert!(v1.list_tasks(Default::default()).await.is_ok());
+    assert!(matches!(
+        v03.list_tasks(Default::default()).await,
+        Err(ClientError::Unsupported(_))
+    ));
+    let err = v1.extended_card().await.unwrap_err();
+    assert!(
+        matches!(err.protocol(), Some(A2aError::UnsupportedOperation { .. })),
+        "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn conversation_sends_thread_id() {
+    let probe = Arc::new(MetadataProbe::default());
+    let base = host(Some(probe.clone())).await;
+    let c = A2aClient::connect(&format!("{base}/a2a/probe"))
+        .await
+        .unwrap();
+    let mut conv = Conversation::new(c).with_thread_id(None);
+    conv.send("one").await.unwrap();
+    let ctx = conv.context_id().unwrap().to_owned();
+    conv.send("two").await.unwrap();
+    let seen = probe.seen.lock().unwrap().clone();
+    assert_eq!(seen[0], None, "no context yet on the first turn");
+    let thread = seen[1].as_ref().unwrap()["thread_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(thread, ctx, "thread_id defaults to the context id");
+}

@@ -13,4 +13,4 @@ fi
 echo "interop: $("$venv/bin/python" -c 'import importlib.metadata as m; print("a2a-sdk", m.version("a2a-sdk"))')"
 export A2A_INTEROP_PYTHON="$PWD/$venv/bin/python"
 
-cargo test --workspace --all-targets "$@"
+cargo test --workspace "$@"

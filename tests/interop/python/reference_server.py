@@ -15,6 +15,8 @@ JSON-RPC at `/` (v1.0 methods with `A2A-Version: 1.0`, v0.3 methods without), ca
                    COMPLETED
     fail           FAILED with the status message "boom"
     reject         REJECTED with the status message "no thanks"
+    (messageId tck-stream-001...)  WORKING, one artifact, COMPLETED (the TCK streaming
+                   scenario, for streaming benchmarks)
     anything else  a completed task whose status message is "Hello from TCK" (the same work
                    as `a2a serve --agent conformance`, for benchmarks)
 """
@@ -39,6 +41,7 @@ class ReferenceExecutor(AgentExecutor):
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         text = context.get_user_input()
         task = context.current_task
+        message_id = context.message.message_id if context.message else ''
         if task is None and text.startswith('message:'):
             await event_queue.enqueue_event(new_text_message(text, context_id=context.context_id))
             return
@@ -50,6 +53,11 @@ class ReferenceExecutor(AgentExecutor):
 
         if task is not None and task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED:
             await updater.add_artifact([new_text_part(text)], name='echo')
+            await updater.complete()
+        elif message_id.startswith('tck-stream-001'):
+            # The TCK streaming scenario, as `a2a serve --agent conformance` runs it.
+            await updater.start_work()
+            await updater.add_artifact([new_text_part('Stream hello from TCK')])
             await updater.complete()
         elif text.startswith('echo'):
             await updater.add_artifact([new_text_part(text)], name='echo')

@@ -61,7 +61,9 @@ impl Conn {
         self.next_id += 1;
         let body = serde_json::to_vec(&JsonRpcRequest::new(self.next_id, method, params))?;
         let t = &self.target;
-        let mut req = Request::post(t.uri.clone())
+        // Origin-form request target (`/path`), as servers expect from a direct client.
+        let path = t.uri.path_and_query().map_or("/", |p| p.as_str());
+        let mut req = Request::post(path)
             .header(
                 HOST,
                 t.uri.authority().map(|a| a.as_str()).unwrap_or("localhost"),

@@ -22,7 +22,9 @@ mod updater;
 pub use bus::{EventBus, InProcessBus};
 pub use executor::{AgentError, AgentExecutor, CallContext, CancelContext, RequestContext};
 pub use handler::{DEFAULT_PAGE_SIZE, HandlerConfig, RequestHandler};
-pub use router::{ServeOptions, agent_routes, agent_rpc_routes, card_routes, serve};
+pub use router::{
+    ServeOptions, agent_routes, agent_rpc_routes, card_routes, serve, serve_with_drain,
+};
 pub use runtime::{RuntimeConfig, StreamItem, StreamPayload, TaskEventStream, TaskRuntime};
 pub use store::{InMemoryTaskStore, InMemoryTaskStoreConfig, TaskStore};
 pub use transport::card::CardCompat;

@@ -80,11 +80,13 @@ pub async fn not_found(uri: Uri) -> Response {
 }
 
 /// Serves `router` on `listener` with `TCP_NODELAY` on every connection, a JSON 404
-/// fallback, panics turned into 500s, until `shutdown` resolves.
-pub async fn serve(
+/// fallback, panics turned into 500s, until `shutdown` resolves; then stops accepting and
+/// lets open requests and streams finish for up to `drain` before returning.
+pub async fn serve_with_drain(
     listener: TcpListener,
     router: Router,
     shutdown: impl Future<Output = ()> + Send + 'static,
+    drain: std::time::Duration,
 ) -> std::io::Result<()> {
     let listener = listener.tap_io(|tcp| {
         if let Err(e) = tcp.set_nodelay(true) {
@@ -96,9 +98,41 @@ pub async fn serve(
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(
             panic_response,
         ));
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown)
-        .await
+    let (signalled, on_signal) = tokio::sync::oneshot::channel::<()>();
+    let graceful = async move {
+        shutdown.await;
+        let _ = signalled.send(());
+    };
+    let server = axum::serve(listener, app).with_graceful_shutdown(graceful);
+    let deadline = async move {
+        if on_signal.await.is_ok() {
+            tokio::time::sleep(drain).await;
+        } else {
+            std::future::pending::<()>().await;
+        }
+    };
+    tokio::select! {
+        result = server => result,
+        () = deadline => {
+            tracing::warn!("connections still open after the drain period; stopping anyway");
+            Ok(())
+        }
+    }
+}
+
+/// [`serve_with_drain`] with a 10-second drain period.
+pub async fn serve(
+    listener: TcpListener,
+    router: Router,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    serve_with_drain(
+        listener,
+        router,
+        shutdown,
+        std::time::Duration::from_secs(10),
+    )
+    .await
 }
 
 fn panic_response(_: Box<dyn std::any::Any + Send + 'static>) -> Response {

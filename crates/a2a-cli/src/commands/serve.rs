@@ -49,6 +49,12 @@ pub(crate) struct ServeArgs {
     /// History messages returned when a request does not set historyLength (default: all).
     #[arg(long)]
     default_history_length: Option<usize>,
+    /// Most history messages ever returned, whatever a request asks.
+    #[arg(long)]
+    max_history_length: Option<usize>,
+    /// Seconds to let open requests and streams finish after SIGINT/SIGTERM.
+    #[arg(long, default_value_t = 10.0)]
+    drain_seconds: f64,
 }
 
 fn handler_for(agent: &builtin::BuiltinAgent, args: &ServeArgs) -> Arc<RequestHandler> {
@@ -63,6 +69,7 @@ fn handler_for(agent: &builtin::BuiltinAgent, args: &ServeArgs) -> Arc<RequestHa
     );
     let mut config = HandlerConfig::default();
     config.default_history_length = args.default_history_length;
+    config.max_history_length = args.max_history_length;
     Arc::new(RequestHandler::new(runtime, agent.card.clone(), config))
 }
 
@@ -130,10 +137,16 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         let _ = out.write_all(banner.as_bytes()).and_then(|()| out.flush());
     }
     let handlers = host.handlers();
-    a2a_server::serve(listener, host.router(), shutdown_signal()).await?;
-    for h in handlers {
-        h.runtime().shutdown();
-    }
+    let on_signal = async move {
+        shutdown_signal().await;
+        eprintln!("a2a: shutting down: canceling running tasks, draining connections");
+        // Running tasks end CANCELED, so open streams get a final event and close.
+        for h in handlers {
+            h.runtime().shutdown();
+        }
+    };
+    let drain = std::time::Duration::from_secs_f64(args.drain_seconds.max(0.0));
+    a2a_server::serve_with_drain(listener, host.router(), on_signal, drain).await?;
     Ok(())
 }
 

@@ -1,42 +1,11 @@
 //! Finding an agent's card and choosing the interface to talk to.
 
+pub use a2a_types::ProtocolVersion;
 use a2a_types::{AgentCard, AgentInterface, binding, v03};
 use reqwest::Url;
 use serde_json::Value;
 
 use crate::error::ClientError;
-
-/// The protocol versions this client speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum ProtocolVersion {
-    /// A2A v1.0 (PascalCase methods, ProtoJSON).
-    V1,
-    /// A2A v0.3 (`message/send`, `kind` discriminators).
-    V03,
-}
-
-impl ProtocolVersion {
-    /// The `A2A-Version` header value.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::V1 => a2a_types::PROTOCOL_VERSION,
-            Self::V03 => a2a_types::PROTOCOL_VERSION_V03,
-        }
-    }
-
-    /// The version an interface's `protocolVersion` names, if this client speaks it.
-    pub fn of(protocol_version: &str) -> Option<Self> {
-        let v = protocol_version.trim();
-        if v.is_empty() || v == "1" || v.starts_with("1.") {
-            Some(Self::V1)
-        } else if v.starts_with("0.") {
-            Some(Self::V03)
-        } else {
-            None
-        }
-    }
-}
 
 /// The card URLs to try for `url`: the URL itself when it names a card, else
 /// `url/.well-known/agent-card.json` then the legacy `url/.well-known/agent.json`.
@@ -94,14 +63,18 @@ pub fn select_interface(
             .iter()
             .filter(|i| i.protocol_binding == binding::JSONRPC)
     };
+    let preference = [ProtocolVersion::V1, ProtocolVersion::V03];
+    let forced;
     let order: &[ProtocolVersion] = match force {
-        Some(ProtocolVersion::V1) => &[ProtocolVersion::V1],
-        Some(ProtocolVersion::V03) => &[ProtocolVersion::V03],
-        None => &[ProtocolVersion::V1, ProtocolVersion::V03],
+        Some(v) => {
+            forced = [v];
+            &forced
+        }
+        None => &preference,
     };
     for want in order {
         if let Some(i) =
-            candidates().find(|i| ProtocolVersion::of(&i.protocol_version) == Some(*want))
+            candidates().find(|i| ProtocolVersion::of_interface(&i.protocol_version) == Some(*want))
         {
             return Ok((i.clone(), *want));
         }

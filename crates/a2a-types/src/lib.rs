@@ -22,6 +22,7 @@ mod serde_util;
 mod task;
 pub mod v03;
 pub mod validate;
+mod version;
 
 pub use card::{
     AgentCapabilities, AgentCard, AgentCardSignature, AgentExtension, AgentInterface,
@@ -44,6 +45,7 @@ pub use request::{
 };
 pub use serde_util::{format_timestamp, parse_timestamp};
 pub use task::{Artifact, Task, TaskState, TaskStatus};
+pub use version::ProtocolVersion;
 
 /// The protocol version this crate implements, as sent in `A2A-Version`.
 pub const PROTOCOL_VERSION: &str = "1.0";

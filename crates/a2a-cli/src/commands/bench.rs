@@ -139,14 +139,21 @@ impl Shared {
     }
 }
 
+impl WorkerResult {
+    fn new() -> Self {
+        Self {
+            // 1 µs to 2 minutes, 3 significant digits.
+            latency_us: Histogram::new_with_bounds(1, 120_000_000, 3).expect("histogram bounds"),
+            ok: 0,
+            errors: 0,
+            events: 0,
+            first_error: None,
+        }
+    }
+}
+
 async fn worker(shared: Arc<Shared>) -> WorkerResult {
-    let mut r = WorkerResult {
-        latency_us: Histogram::new_with_bounds(1, 120_000_000, 3).expect("histogram bounds"),
-        ok: 0,
-        errors: 0,
-        events: 0,
-        first_error: None,
-    };
+    let mut r = WorkerResult::new();
     let mut conn = None;
     while shared.take_budget() {
         let start = Instant::now();
@@ -220,13 +227,7 @@ pub(crate) async fn run(mut args: BenchArgs) -> anyhow::Result<u8> {
         tokio::time::sleep(Duration::from_secs_f64(args.duration)).await;
         shared.stop.store(true, Ordering::Relaxed);
     }
-    let mut total = WorkerResult {
-        latency_us: Histogram::new_with_bounds(1, 120_000_000, 3).expect("histogram bounds"),
-        ok: 0,
-        errors: 0,
-        events: 0,
-        first_error: None,
-    };
+    let mut total = WorkerResult::new();
     for w in workers {
         let r = w.await.context("a bench worker panicked")?;
         total

@@ -1,27 +1,8 @@
 //! `A2A-Version` negotiation.
 
 use a2a_types::A2aError;
+pub use a2a_types::ProtocolVersion;
 use http::HeaderMap;
-
-/// The protocol version a request is served with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum ProtocolVersion {
-    /// A2A v1.0.
-    V1,
-    /// A2A v0.3.
-    V03,
-}
-
-impl ProtocolVersion {
-    /// `"1.0"` or `"0.3"`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::V1 => a2a_types::PROTOCOL_VERSION,
-            Self::V03 => a2a_types::PROTOCOL_VERSION_V03,
-        }
-    }
-}
 
 /// Reads `A2A-Version` from the headers (or the `A2A-Version` query parameter). A missing
 /// or empty value means 0.3 (spec §3.6.2). Only `Major.Minor` counts; patch numbers are
@@ -47,17 +28,9 @@ pub fn negotiate_version(
     if raw.is_empty() {
         return Ok(ProtocolVersion::V03);
     }
-    // Major.Minor decides; a patch number is ignored, a missing minor means `.0`.
-    let mut parts = raw.trim_start_matches(['v', 'V']).split('.');
-    let major = parts.next().unwrap_or("");
-    let minor = parts.next().unwrap_or("0");
-    match (major, minor) {
-        ("1", "0") => Ok(ProtocolVersion::V1),
-        ("0", "3") => Ok(ProtocolVersion::V03),
-        _ => Err(A2aError::VersionNotSupported {
-            version: raw.to_owned(),
-        }),
-    }
+    ProtocolVersion::parse(raw).ok_or_else(|| A2aError::VersionNotSupported {
+        version: raw.to_owned(),
+    })
 }
 
 #[cfg(test)]

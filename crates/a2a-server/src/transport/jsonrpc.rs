@@ -12,9 +12,8 @@ use a2a_types::{
     ListTasksRequest, SendMessageRequest, SubscribeToTaskRequest, TaskPushNotificationConfig,
     TaskPushNotificationConfigRequest,
 };
-use axum::body::Body;
-use axum::extract::State;
-use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -215,17 +214,21 @@ fn optional_params<T: DeserializeOwned + Default>(raw: Option<&RawValue>) -> Res
     }
 }
 
+static LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
+static EXTENSIONS: HeaderName = HeaderName::from_static("a2a-extensions");
+static EXTENSIONS_V03: HeaderName = HeaderName::from_static("x-a2a-extensions");
+
 fn last_event_id(headers: &HeaderMap) -> Option<u64> {
     headers
-        .get("last-event-id")
+        .get(&LAST_EVENT_ID)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse().ok())
 }
 
 fn call_context(version: ProtocolVersion, headers: HeaderMap) -> Arc<CallContext> {
-    let extensions = [a2a_types::EXTENSIONS_HEADER, "x-a2a-extensions"]
-        .iter()
-        .flat_map(|h| headers.get_all(*h).iter())
+    let extensions = [&EXTENSIONS, &EXTENSIONS_V03]
+        .into_iter()
+        .flat_map(|h| headers.get_all(h).iter())
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(','))
         .map(str::trim)
@@ -239,12 +242,10 @@ fn call_context(version: ProtocolVersion, headers: HeaderMap) -> Arc<CallContext
 }
 
 /// The axum handler of a JSON-RPC endpoint.
-pub async fn handle(
-    State(ep): State<Arc<JsonRpcEndpoint>>,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Body,
-) -> Response {
+pub async fn handle(State(ep): State<Arc<JsonRpcEndpoint>>, request: Request) -> Response {
+    // Take the request apart rather than extracting headers and URI (which clones them).
+    let (parts, body) = request.into_parts();
+    let (uri, headers) = (parts.uri, parts.headers);
     let limit = ep.config.max_body_bytes;
     let too_large = || {
         let err = A2aError::InvalidRequest {

@@ -19,8 +19,9 @@ pub fn negotiate_version(
             })
         })
     };
+    static VERSION: http::HeaderName = http::HeaderName::from_static("a2a-version");
     let raw = headers
-        .get(a2a_types::VERSION_HEADER)
+        .get(&VERSION)
         .and_then(|v| v.to_str().ok())
         .or_else(from_query)
         .map(str::trim)

@@ -66,10 +66,10 @@ impl Execution {
     pub(crate) fn detach(&mut self) {
         // Most agents return right after their final update: finish them here rather than
         // paying for a spawn (and a wake-up of another worker thread) per request.
-        if let Some(fut) = self.fut.as_mut() {
-            if futures::FutureExt::now_or_never(fut).is_some() {
-                self.fut = None;
-            }
+        if let Some(fut) = self.fut.as_mut()
+            && futures::FutureExt::now_or_never(fut).is_some()
+        {
+            self.fut = None;
         }
         if let Some(fut) = self.fut.take() {
             match tokio::runtime::Handle::try_current() {

@@ -62,6 +62,17 @@ impl std::fmt::Debug for TaskStream {
     }
 }
 
+/// The `result` of one JSON-RPC response frame, or its error.
+fn decode_result<R: serde::de::DeserializeOwned>(data: &str) -> Result<R, ClientError> {
+    let r: JsonRpcResponse<R> = serde_json::from_str(data)
+        .map_err(|e| ClientError::InvalidResponse(format!("stream event: {e}")))?;
+    if let Some(err) = r.error {
+        return Err(protocol_error(err));
+    }
+    r.result
+        .ok_or_else(|| ClientError::InvalidResponse("empty stream event".into()))
+}
+
 fn body(resp: reqwest::Response) -> SseBody {
     Box::pin(sse_stream(resp.bytes_stream()))
 }
@@ -97,26 +108,11 @@ impl TaskStream {
 
     fn decode(&self, data: &str) -> Result<(StreamResponse, bool), ClientError> {
         if self.client.protocol_version() == crate::ProtocolVersion::V03 {
-            let r: JsonRpcResponse<v03::StreamEvent> = serde_json::from_str(data)
-                .map_err(|e| ClientError::InvalidResponse(format!("stream event: {e}")))?;
-            if let Some(err) = r.error {
-                return Err(protocol_error(err));
-            }
-            let ev = r
-                .result
-                .ok_or_else(|| ClientError::InvalidResponse("empty stream event".into()))?;
-            ev.into_v1()
+            decode_result::<v03::StreamEvent>(data)?
+                .into_v1()
                 .map_err(|e| ClientError::InvalidResponse(e.to_string()))
         } else {
-            let r: JsonRpcResponse<StreamResponse> = serde_json::from_str(data)
-                .map_err(|e| ClientError::InvalidResponse(format!("stream event: {e}")))?;
-            if let Some(err) = r.error {
-                return Err(protocol_error(err));
-            }
-            let ev = r
-                .result
-                .ok_or_else(|| ClientError::InvalidResponse("empty stream event".into()))?;
-            Ok((ev, false))
+            Ok((decode_result::<StreamResponse>(data)?, false))
         }
     }
 

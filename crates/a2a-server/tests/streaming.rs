@@ -8,16 +8,7 @@ use serde_json::json;
 #[tokio::test]
 async fn task_stream_in_order_with_sequence_ids() {
     let s = server().await;
-    let events = read_sse(
-        stream(
-            &s.url,
-            "SendStreamingMessage",
-            json!({"message": user("chunks")}),
-            None,
-        )
-        .await,
-    )
-    .await;
+    let events = stream_text(&s.url, "chunks").await;
     let kinds: Vec<&str> = events.iter().map(|e| kind(&e.data["result"])).collect();
     assert_eq!(
         kinds,
@@ -54,16 +45,7 @@ async fn task_stream_in_order_with_sequence_ids() {
 #[tokio::test]
 async fn message_only_stream() {
     let s = server().await;
-    let events = read_sse(
-        stream(
-            &s.url,
-            "SendStreamingMessage",
-            json!({"message": user("reply x")}),
-            None,
-        )
-        .await,
-    )
-    .await;
+    let events = stream_text(&s.url, "reply x").await;
     assert_eq!(events.len(), 1);
     assert_eq!(kind(&events[0].data["result"]), "message");
 }
@@ -71,16 +53,7 @@ async fn message_only_stream() {
 #[tokio::test]
 async fn stream_closes_on_input_required_and_continuation_streams() {
     let s = server().await;
-    let events = read_sse(
-        stream(
-            &s.url,
-            "SendStreamingMessage",
-            json!({"message": user("input")}),
-            None,
-        )
-        .await,
-    )
-    .await;
+    let events = stream_text(&s.url, "input").await;
     let last = &events.last().unwrap().data["result"]["statusUpdate"];
     assert_eq!(last["status"]["state"], "TASK_STATE_INPUT_REQUIRED");
     let task_id = events[0].data["result"]["task"]["id"]

@@ -33,16 +33,7 @@ async fn first_event_is_the_current_task_then_updates_until_terminal() {
 #[tokio::test]
 async fn last_event_id_resumes_without_loss() {
     let s = server().await;
-    let events = read_sse(
-        stream(
-            &s.url,
-            "SendStreamingMessage",
-            json!({"message": user("chunks")}),
-            None,
-        )
-        .await,
-    )
-    .await;
+    let events = stream_text(&s.url, "chunks").await;
     let id = events[0].data["result"]["task"]["id"]
         .as_str()
         .unwrap()

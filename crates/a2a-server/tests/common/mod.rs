@@ -348,6 +348,20 @@ pub async fn stream(
     req.send().await.unwrap()
 }
 
+/// `SendStreamingMessage` with a text, read to its end.
+pub async fn stream_text(url: &str, text: &str) -> Vec<SseEvent> {
+    read_sse(
+        stream(
+            url,
+            "SendStreamingMessage",
+            json!({"message": user(text)}),
+            None,
+        )
+        .await,
+    )
+    .await
+}
+
 /// The kind of a v1.0 stream result: task, message, statusUpdate or artifactUpdate.
 pub fn kind(result: &Value) -> &str {
     for k in ["task", "message", "statusUpdate", "artifactUpdate"] {

@@ -2,7 +2,7 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::*;
 use futures::StreamExt;
@@ -34,7 +34,6 @@ async fn cancel_stops_a_running_task() {
         .next()
         .unwrap()
         .to_owned();
-    let started = Instant::now();
     let r = rpc(&s.url, "CancelTask", json!({"id": task_id})).await;
     let task = &r["result"];
     assert_eq!(task["status"]["state"], "TASK_STATE_CANCELED", "{r}");
@@ -45,7 +44,6 @@ async fn cancel_stops_a_running_task() {
         .map(|a| a["artifactId"].as_str().unwrap())
         .collect();
     assert_eq!(ids, ["progress"]);
-    assert!(started.elapsed() < Duration::from_secs(5));
     // The open stream ends with the CANCELED status.
     let mut rest = String::new();
     while let Some(chunk) = body.next().await {
@@ -98,16 +96,23 @@ async fn client_disconnect_does_not_cancel() {
         .timeout(Duration::from_millis(100))
         .build()
         .unwrap();
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": user("sleep 0.5")}});
-    assert!(
-        client
-            .post(&s.url)
-            .header("A2A-Version", "1.0")
-            .json(&body)
-            .send()
-            .await
-            .is_err()
-    );
+    let mut m = user("sleep 0.5");
+    m["contextId"] = json!("gave-up");
+    let body =
+        json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": m}});
+    let sent = client
+        .post(&s.url)
+        .header("A2A-Version", "1.0")
+        .json(&body)
+        .send()
+        .await;
+    assert!(sent.is_err(), "the client timed out");
+    let list = rpc(&s.url, "ListTasks", json!({"contextId": "gave-up"})).await;
+    let blocking_id = list["result"]["tasks"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
     // A streaming client that drops its stream after the first event.
     let resp = stream(
         &s.url,
@@ -119,7 +124,7 @@ async fn client_disconnect_does_not_cancel() {
     let mut body = resp.bytes_stream();
     let first = String::from_utf8_lossy(&body.next().await.unwrap().unwrap()).to_string();
     drop(body);
-    let task_id = first
+    let streaming_id = first
         .split("\"id\":\"")
         .nth(1)
         .unwrap()
@@ -127,33 +132,16 @@ async fn client_disconnect_does_not_cancel() {
         .next()
         .unwrap()
         .to_owned();
-    let done = wait_for(&s.url, &task_id, |t| {
-        t["status"]["state"] == "TASK_STATE_COMPLETED"
-    })
-    .await;
-    assert_eq!(done["artifacts"].as_array().unwrap().len(), 2);
-    // And the blocking one completed too.
-    let list = rpc(
-        &s.url,
-        "ListTasks",
-        json!({"status": "TASK_STATE_COMPLETED"}),
-    )
-    .await;
-    let n = list["result"]["totalSize"].as_i64().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(5);
-    let mut total = n;
-    while total < 2 && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-        total = rpc(
-            &s.url,
-            "ListTasks",
-            json!({"status": "TASK_STATE_COMPLETED"}),
-        )
-        .await["result"]["totalSize"]
-            .as_i64()
-            .unwrap();
+
+    for id in [blocking_id, streaming_id] {
+        let done = finished(&s.url, &id).await;
+        assert_eq!(done["status"]["state"], "TASK_STATE_COMPLETED", "{done}");
+        assert_eq!(
+            done["artifacts"].as_array().unwrap().len(),
+            2,
+            "both artifacts: ran to the end"
+        );
     }
-    assert_eq!(total, 2);
 }
 
 #[tokio::test]

@@ -75,10 +75,8 @@ async fn return_immediately_returns_a_running_task() {
     );
     // The task goes on without anyone waiting.
     let id = task["id"].as_str().unwrap();
-    let done = wait_for(&s.url, id, |t| {
-        t["status"]["state"] == "TASK_STATE_COMPLETED"
-    })
-    .await;
+    let done = finished(&s.url, id).await;
+    assert_eq!(done["status"]["state"], "TASK_STATE_COMPLETED");
     assert_eq!(done["artifacts"].as_array().unwrap().len(), 2);
 }
 

@@ -372,14 +372,17 @@ pub fn kind(result: &Value) -> &str {
     "?"
 }
 
-/// Polls GetTask until `done` holds (for states reached in the background).
-pub async fn wait_for(url: &str, task_id: &str, done: impl Fn(&Value) -> bool) -> Value {
-    for _ in 0..300 {
-        let r = rpc(url, "GetTask", json!({"id": task_id})).await;
-        if done(&r["result"]) {
-            return r["result"].clone();
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
+/// Waits for a task to finish by following it (`SubscribeToTask`), then returns it as
+/// `GetTask` sees it. A task that already finished is read directly.
+pub async fn finished(url: &str, task_id: &str) -> Value {
+    let resp = stream(url, "SubscribeToTask", json!({"id": task_id}), None).await;
+    let is_sse = resp
+        .headers()
+        .get("content-type")
+        .is_some_and(|v| v.to_str().unwrap_or("").starts_with("text/event-stream"));
+    if is_sse {
+        let events = read_sse(resp).await;
+        assert!(!events.is_empty());
     }
-    panic!("task {task_id} never reached the expected state");
+    rpc(url, "GetTask", json!({"id": task_id})).await["result"].clone()
 }

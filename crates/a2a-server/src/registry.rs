@@ -57,7 +57,12 @@ fn lock<T>(m: &Map<T>) -> MutexGuard<'_, HashMap<Arc<str>, Weak<Registered<T>>, 
 impl<T> WeakRegistry<T> {
     /// The live value under `key`.
     pub(crate) fn get(&self, key: &str) -> Option<Arc<Registered<T>>> {
-        lock(&self.map).get(key).and_then(Weak::upgrade)
+        let map = lock(&self.map);
+        // Most lookups find an empty map (nobody follows any task): skip hashing the key.
+        if map.is_empty() {
+            return None;
+        }
+        map.get(key).and_then(Weak::upgrade)
     }
 
     /// The live value under `key`, or a new one made by `make`.

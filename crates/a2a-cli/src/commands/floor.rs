@@ -1,5 +1,5 @@
 //! `a2a floor`: a bare axum endpoint that parses the same JSON-RPC `SendMessage` body as the
-//! real server and answers a fixed completed task. It measures what the HTTP stack alone can
+//! real server and answers a fixed completed task of the same shape as the real answer. It measures what the HTTP stack alone can
 //! do on this machine: the floor for `a2a bench`.
 
 use std::net::SocketAddr;
@@ -24,6 +24,13 @@ pub(crate) struct FloorArgs {
     port: u16,
 }
 
+#[derive(serde::Serialize)]
+struct Reply {
+    jsonrpc: &'static str,
+    id: serde_json::Value,
+    result: SendMessageResponse,
+}
+
 #[derive(Deserialize)]
 struct Envelope {
     id: serde_json::Value,
@@ -37,15 +44,28 @@ async fn endpoint(body: Bytes) -> impl IntoResponse {
         Ok(e) => e,
         Err(e) => return (axum::http::StatusCode::BAD_REQUEST, e.to_string()).into_response(),
     };
-    let mut task = Task::new("fixed-task", "fixed-context", TaskState::Completed);
-    task.history.push(env.params.message);
-    task.status.message = Some(Message::agent_text("Hello from TCK"));
-    let body = serde_json::json!({"jsonrpc": "2.0", "id": env.id, "result": SendMessageResponse::Task(task)});
-    (
-        [(header::CONTENT_TYPE, "application/json")],
-        body.to_string(),
-    )
-        .into_response()
+    // A fixed task of the same shape and size as the real server's answer: ids on the task
+    // and both messages, the client's message in the history, an agent status message.
+    const TASK: &str = "00000000-0000-4000-8000-000000000001";
+    const CONTEXT: &str = "00000000-0000-4000-8000-000000000002";
+    const REPLY: &str = "00000000-0000-4000-8000-000000000003";
+    let mut task = Task::new(TASK, CONTEXT, TaskState::Completed);
+    let mut m = env.params.message;
+    m.task_id = Some(TASK.to_owned());
+    m.context_id = Some(CONTEXT.to_owned());
+    task.history.push(m);
+    let mut reply = Message::agent_text("Hello from TCK")
+        .with_context_id(CONTEXT)
+        .with_task_id(TASK);
+    reply.message_id = REPLY.to_owned();
+    task.status.message = Some(reply);
+    let body = serde_json::to_string(&Reply {
+        jsonrpc: "2.0",
+        id: env.id,
+        result: SendMessageResponse::Task(task),
+    })
+    .unwrap_or_default();
+    ([(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
 pub(crate) async fn run(args: FloorArgs) -> anyhow::Result<()> {

@@ -318,7 +318,9 @@ async fn dispatch_v1(
         Ok(match method {
             method::SEND_MESSAGE => {
                 let req: SendMessageRequest = params(raw)?;
-                ok(id, h.send_message(req, call).await?)
+                // Boxed: the send future is several KB; keeping it out of this one keeps the
+                // per-request future that hyper and tower move around small.
+                ok(id, Box::pin(h.send_message(req, call)).await?)
             }
             method::SEND_STREAMING_MESSAGE => {
                 let req: SendMessageRequest = params(raw)?;

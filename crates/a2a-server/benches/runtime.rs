@@ -1,8 +1,9 @@
 //! In-process cost of the runtime, without HTTP: `cargo bench -p a2a-server --bench runtime`.
 //!
 //! Runs blocking `SendMessage` calls that complete a task with one status message (the shape
-//! of the `conformance` agent's default scenario) through `RequestHandler` directly, and
-//! prints the time per call, single-threaded and with concurrent callers.
+//! of the `conformance` agent's default scenario) through `RequestHandler` directly, then
+//! serializes the answer as the transport would, and prints the time per call,
+//! single-threaded and with concurrent callers.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -32,7 +33,14 @@ async fn run(handler: Arc<RequestHandler>, n: usize) {
     let call = Arc::new(CallContext::new("1.0"));
     for _ in 0..n {
         let req = SendMessageRequest::new(Message::user_text("hello"));
-        handler.send_message(req, call.clone()).await.unwrap();
+        // Answer and serialize, as the JSON-RPC transport does.
+        let answer = handler
+            .send_message_answer(req, call.clone())
+            .await
+            .unwrap();
+        let mut out = Vec::with_capacity(1024);
+        serde_json::to_writer(&mut out, &answer).unwrap();
+        assert!(out.len() > 100);
     }
 }
 

@@ -13,7 +13,79 @@ use a2a_types::{
 
 use crate::executor::CallContext;
 use crate::runtime::{StartRequest, TaskEventStream, TaskRuntime, terminal_task};
-use crate::store::{StoreError, TaskQuery};
+use crate::store::{StoreError, TaskEvent, TaskEventRecord, TaskQuery, TaskView};
+
+/// A task to answer with: owned, or lent from the store's log.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum TaskAnswer {
+    /// An owned snapshot.
+    Task(Box<Task>),
+    /// The task's log, projected when serialized (see [`TaskView`]).
+    Log {
+        /// The records, from the task's creation.
+        log: Vec<Arc<TaskEventRecord>>,
+        /// History messages to keep.
+        history: Option<usize>,
+    },
+}
+
+impl TaskAnswer {
+    /// The task, owned.
+    pub fn into_task(self) -> Task {
+        match self {
+            Self::Task(t) => t,
+            Self::Log { log, history } => TaskView::new(&log, history)
+                .map(|v| v.to_task())
+                .unwrap_or_default(),
+        }
+    }
+}
+
+impl serde::Serialize for TaskAnswer {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Task(t) => t.serialize(s),
+            Self::Log { log, history } => match TaskView::new(log, *history) {
+                Some(v) => v.serialize(s),
+                None => Task::default().serialize(s),
+            },
+        }
+    }
+}
+
+/// The result of `SendMessage`: a direct reply, or the task.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum SendAnswer {
+    /// The agent replied with a message.
+    Message(Message),
+    /// The task.
+    Task(TaskAnswer),
+}
+
+impl SendAnswer {
+    /// As the wire type.
+    pub fn into_response(self) -> SendMessageResponse {
+        match self {
+            Self::Message(m) => SendMessageResponse::Message(m),
+            Self::Task(t) => SendMessageResponse::Task(t.into_task()),
+        }
+    }
+}
+
+impl serde::Serialize for SendAnswer {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        // The `SendMessageResponse` oneof: `{"task": …}` or `{"message": …}`.
+        let mut m = s.serialize_map(Some(1))?;
+        match self {
+            Self::Message(msg) => m.serialize_entry("message", msg)?,
+            Self::Task(t) => m.serialize_entry("task", t)?,
+        }
+        m.end()
+    }
+}
 
 /// Default `pageSize` of `ListTasks`.
 pub const DEFAULT_PAGE_SIZE: usize = 50;
@@ -130,11 +202,32 @@ impl RequestHandler {
     }
 
     /// Validates a send and resolves its task and context.
+    /// Validates a send and resolves its task and context. Only continuations wait on the
+    /// store; they do so in their own boxed future, which keeps the future of every send small.
     async fn prepare(
         &self,
         req: SendMessageRequest,
         call: Arc<CallContext>,
-    ) -> Result<StartRequest, A2aError> {
+    ) -> Result<Box<StartRequest>, A2aError> {
+        if req.message.task_id.is_none() {
+            return self.prepare_with(req, call, None);
+        }
+        Box::pin(async move {
+            let task_id = req.message.task_id.clone().unwrap_or_default();
+            let existing = self
+                .existing_task(task_id, req.message.context_id.as_deref())
+                .await?;
+            self.prepare_with(req, call, Some(existing))
+        })
+        .await
+    }
+
+    fn prepare_with(
+        &self,
+        req: SendMessageRequest,
+        call: Arc<CallContext>,
+        existing: Option<Task>,
+    ) -> Result<Box<StartRequest>, A2aError> {
         req.validate()?;
         self.check_extensions(&call)?;
         self.check_content_types(&req.message)?;
@@ -144,36 +237,16 @@ impl RequestHandler {
             metadata,
             ..
         } = req;
-        let (task_id, context_id, existing) = match m.task_id.clone() {
-            Some(task_id) => {
-                let snap = self
-                    .runtime
-                    .store()
-                    .get(&task_id, None)
-                    .await
-                    .map_err(store_error)?
-                    .ok_or_else(|| A2aError::task_not_found(&task_id))?;
-                let task = snap.task;
-                if task.status.state.is_terminal() {
-                    return Err(terminal_task(&task_id, task.status.state));
-                }
-                if m.context_id.as_ref().is_some_and(|c| *c != task.context_id) {
-                    return Err(A2aError::invalid_field(
-                        "message.contextId",
-                        format!("does not match the context of task {task_id}"),
-                    ));
-                }
-                (task_id, task.context_id.clone(), Some(task))
-            }
+        let (task_id, context_id) = match &existing {
+            Some(t) => (t.id.clone(), t.context_id.clone()),
             None => (
                 a2a_types::new_id(),
                 m.context_id.clone().unwrap_or_else(a2a_types::new_id),
-                None,
             ),
         };
         m.task_id = Some(task_id.clone());
         m.context_id = Some(context_id.clone());
-        Ok(StartRequest {
+        Ok(Box::new(StartRequest {
             task_id,
             context_id,
             message: m,
@@ -181,7 +254,34 @@ impl RequestHandler {
             configuration,
             metadata,
             call,
-        })
+        }))
+    }
+
+    /// The task a message continues: it must exist, not be terminal, and be in the message's
+    /// context (when the message names one).
+    async fn existing_task(
+        &self,
+        task_id: String,
+        context_id: Option<&str>,
+    ) -> Result<Task, A2aError> {
+        let snap = self
+            .runtime
+            .store()
+            .get(&task_id, None)
+            .await
+            .map_err(store_error)?
+            .ok_or_else(|| A2aError::task_not_found(&task_id))?;
+        let task = snap.task;
+        if task.status.state.is_terminal() {
+            return Err(terminal_task(&task_id, task.status.state));
+        }
+        if context_id.is_some_and(|c| c != task.context_id) {
+            return Err(A2aError::invalid_field(
+                "message.contextId",
+                format!("does not match the context of task {task_id}"),
+            ));
+        }
+        Ok(task)
     }
 
     async fn snapshot(&self, task_id: &str, history: Option<usize>) -> Result<Task, A2aError> {
@@ -194,6 +294,26 @@ impl RequestHandler {
             .ok_or_else(|| A2aError::task_not_found(task_id))
     }
 
+    /// The task to answer with: lent from the store's log when it keeps logs in memory (no
+    /// copy of messages or artifacts), else read as a snapshot.
+    async fn answer(&self, task_id: &str, history: Option<usize>) -> Result<TaskAnswer, A2aError> {
+        let store = self.runtime.store();
+        if store.lends_log() {
+            match store.events_after(task_id, 0).await {
+                Ok(log) if matches!(log.first().map(|r| &r.event), Some(TaskEvent::Created(_))) => {
+                    return Ok(TaskAnswer::Log { log, history });
+                }
+                Ok(_) | Err(StoreError::NotFound(_)) => {
+                    return Err(A2aError::task_not_found(task_id));
+                }
+                Err(e) => return Err(store_error(e)),
+            }
+        }
+        Ok(TaskAnswer::Task(Box::new(
+            self.snapshot(task_id, history).await?,
+        )))
+    }
+
     /// `SendMessage`: runs the message and, unless `returnImmediately`, waits until the task
     /// is terminal or interrupted. A client that goes away does not stop the task.
     pub async fn send_message(
@@ -201,11 +321,21 @@ impl RequestHandler {
         req: SendMessageRequest,
         call: Arc<CallContext>,
     ) -> Result<SendMessageResponse, A2aError> {
+        Ok(self.send_message_answer(req, call).await?.into_response())
+    }
+
+    /// [`send_message`](Self::send_message), answering with a task the transport can serialize
+    /// without copying it.
+    pub async fn send_message_answer(
+        &self,
+        req: SendMessageRequest,
+        call: Arc<CallContext>,
+    ) -> Result<SendAnswer, A2aError> {
         let history = self.history_limit(req.history_length());
         let return_immediately = req.return_immediately();
         let start = self.prepare(req, call).await?;
         let task_id = start.task_id.clone();
-        let started = self.runtime.start(start, false).await?;
+        let started = Box::pin(self.runtime.start(start, false)).await?;
         let mut execution = started.execution;
         if return_immediately {
             if let Some(snap) = started.snapshot {
@@ -214,7 +344,7 @@ impl RequestHandler {
                 if let Some(n) = history {
                     task.truncate_history(n);
                 }
-                return Ok(SendMessageResponse::Task(task));
+                return Ok(SendAnswer::Task(TaskAnswer::Task(Box::new(task))));
             }
             execution.drive_until(|t| t.task_exists || t.ended).await;
         } else {
@@ -223,11 +353,9 @@ impl RequestHandler {
         // Whatever the agent still does after this point runs detached.
         execution.detach();
         if let Some(reply) = execution.updater().take_reply() {
-            return Ok(SendMessageResponse::Message(reply));
+            return Ok(SendAnswer::Message(reply));
         }
-        Ok(SendMessageResponse::Task(
-            self.snapshot(&task_id, history).await?,
-        ))
+        Ok(SendAnswer::Task(self.answer(&task_id, history).await?))
     }
 
     /// `SendStreamingMessage`: a single message event, or the task followed by its updates
@@ -240,7 +368,7 @@ impl RequestHandler {
         self.check_streaming()?;
         let history = self.history_limit(req.history_length());
         let start = self.prepare(req, call).await?;
-        let started = self.runtime.start(start, true).await?;
+        let started = Box::pin(self.runtime.start(start, true)).await?;
         let events = started
             .events
             .ok_or_else(|| A2aError::internal("stream not subscribed"))?;
@@ -260,8 +388,14 @@ impl RequestHandler {
 
     /// `GetTask`.
     pub async fn get_task(&self, req: GetTaskRequest) -> Result<Task, A2aError> {
+        Ok(self.get_task_answer(req).await?.into_task())
+    }
+
+    /// [`get_task`](Self::get_task), answering with a task the transport can serialize without
+    /// copying it.
+    pub async fn get_task_answer(&self, req: GetTaskRequest) -> Result<TaskAnswer, A2aError> {
         req.validate()?;
-        self.snapshot(&req.id, self.history_limit(req.history_length))
+        self.answer(&req.id, self.history_limit(req.history_length))
             .await
     }
 

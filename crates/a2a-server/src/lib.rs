@@ -21,7 +21,7 @@ mod updater;
 
 pub use bus::{EventBus, InProcessBus};
 pub use executor::{AgentError, AgentExecutor, CallContext, CancelContext, RequestContext};
-pub use handler::{DEFAULT_PAGE_SIZE, HandlerConfig, RequestHandler};
+pub use handler::{DEFAULT_PAGE_SIZE, HandlerConfig, RequestHandler, SendAnswer, TaskAnswer};
 pub use router::{
     ServeOptions, agent_routes, agent_rpc_routes, card_routes, serve, serve_with_drain,
 };

@@ -161,20 +161,7 @@ impl Task {
             .iter_mut()
             .find(|a| a.artifact_id == e.artifact.artifact_id);
         match existing {
-            Some(a) if e.append => {
-                a.parts.extend(e.artifact.parts.iter().cloned());
-                if let Some(md) = &e.artifact.metadata {
-                    a.metadata
-                        .get_or_insert_with(Default::default)
-                        .extend(md.clone());
-                }
-                if e.artifact.name.is_some() {
-                    a.name.clone_from(&e.artifact.name);
-                }
-                if e.artifact.description.is_some() {
-                    a.description.clone_from(&e.artifact.description);
-                }
-            }
+            Some(a) if e.append => a.append_chunk(&e.artifact),
             Some(a) => *a = e.artifact.clone(),
             None => self.artifacts.push(e.artifact.clone()),
         }
@@ -286,5 +273,22 @@ impl Artifact {
     /// The concatenation of the text parts.
     pub fn text_content(&self) -> String {
         crate::message::join_text(&self.parts)
+    }
+
+    /// Appends a chunk sent with `append: true`: its parts are added; its name, description
+    /// and metadata update this artifact's when given.
+    pub fn append_chunk(&mut self, chunk: &Artifact) {
+        self.parts.extend(chunk.parts.iter().cloned());
+        if let Some(md) = &chunk.metadata {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .extend(md.clone());
+        }
+        if chunk.name.is_some() {
+            self.name.clone_from(&chunk.name);
+        }
+        if chunk.description.is_some() {
+            self.description.clone_from(&chunk.description);
+        }
     }
 }

@@ -163,7 +163,11 @@ impl TaskRuntime {
     /// Logs the message (for a continued task) and starts the executor. With `follow`, the
     /// task's events are subscribed first and the executor is spawned; without, the caller
     /// drives the execution (see [`Execution`]).
-    pub(crate) async fn start(&self, req: StartRequest, follow: bool) -> Result<Started, A2aError> {
+    pub(crate) async fn start(
+        &self,
+        req: Box<StartRequest>,
+        follow: bool,
+    ) -> Result<Started, A2aError> {
         let sh = &self.shared;
         let sub = follow.then(|| sh.bus.subscribe(&req.task_id));
         let exists = req.existing.is_some();
@@ -200,6 +204,7 @@ impl TaskRuntime {
             sh.bus.clone(),
             (!exists).then(|| req.message.clone()),
         );
+        let req = *req;
         let ctx = RequestContext {
             task_id: req.task_id.clone(),
             context_id: req.context_id,

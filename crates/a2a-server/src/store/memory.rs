@@ -238,6 +238,10 @@ impl TaskStore for InMemoryTaskStore {
         Ok(entry.log[start..].to_vec())
     }
 
+    fn lends_log(&self) -> bool {
+        true
+    }
+
     async fn list(&self, query: &TaskQuery) -> Result<TaskPage, StoreError> {
         let cursor = query
             .page_token

@@ -8,6 +8,7 @@
 
 pub mod conformance;
 mod memory;
+mod view;
 
 use std::sync::Arc;
 
@@ -16,6 +17,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 pub use memory::{InMemoryTaskStore, InMemoryTaskStoreConfig};
+pub use view::TaskView;
 
 /// One entry of a task's log.
 #[derive(Debug, Clone, PartialEq)]
@@ -166,6 +168,12 @@ pub trait TaskStore: Send + Sync + 'static {
 
     /// A page of tasks.
     async fn list(&self, query: &TaskQuery) -> Result<TaskPage, StoreError>;
+
+    /// True when `events_after(id, 0)` is cheap (the log is in memory): readers then project
+    /// the log by reference ([`TaskView`]) instead of copying a snapshot.
+    fn lends_log(&self) -> bool {
+        false
+    }
 }
 
 /// Applies one event to a snapshot. Shared by every store so that all of them project the

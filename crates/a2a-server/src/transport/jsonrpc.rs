@@ -320,11 +320,11 @@ async fn dispatch_v1(
                 let req: SendMessageRequest = params(raw)?;
                 // Boxed: the send future is several KB; keeping it out of this one keeps the
                 // per-request future that hyper and tower move around small.
-                ok(id, Box::pin(h.send_message(req, call)).await?)
+                ok(id, Box::pin(h.send_message_answer(req, call)).await?)
             }
             method::SEND_STREAMING_MESSAGE => {
                 let req: SendMessageRequest = params(raw)?;
-                let events = h.send_streaming_message(req, call).await?;
+                let events = Box::pin(h.send_streaming_message(req, call)).await?;
                 sse_response(
                     events,
                     id.map(ToOwned::to_owned),
@@ -332,20 +332,18 @@ async fn dispatch_v1(
                     ep.config.keep_alive,
                 )
             }
-            method::GET_TASK => ok(id, h.get_task(params::<GetTaskRequest>(raw)?).await?),
+            method::GET_TASK => ok(id, h.get_task_answer(params::<GetTaskRequest>(raw)?).await?),
             method::LIST_TASKS => ok(
                 id,
-                h.list_tasks(optional_params::<ListTasksRequest>(raw)?)
-                    .await?,
+                Box::pin(h.list_tasks(optional_params::<ListTasksRequest>(raw)?)).await?,
             ),
             method::CANCEL_TASK => ok(
                 id,
-                h.cancel_task(params::<CancelTaskRequest>(raw)?, call)
-                    .await?,
+                Box::pin(h.cancel_task(params::<CancelTaskRequest>(raw)?, call)).await?,
             ),
             method::SUBSCRIBE_TO_TASK => {
                 let req: SubscribeToTaskRequest = params(raw)?;
-                let events = h.subscribe_to_task(req, resume).await?;
+                let events = Box::pin(h.subscribe_to_task(req, resume)).await?;
                 sse_response(
                     events,
                     id.map(ToOwned::to_owned),
@@ -393,12 +391,12 @@ async fn dispatch_v03(
         Ok(match method {
             m::MESSAGE_SEND => {
                 let req = SendMessageRequest::try_from(params::<v03::MessageSendParams>(raw)?)?;
-                let resp = h.send_message(req, call).await?;
+                let resp = Box::pin(h.send_message(req, call)).await?;
                 ok(id, v03::SendMessageResult::from(&resp))
             }
             m::MESSAGE_STREAM => {
                 let req = SendMessageRequest::try_from(params::<v03::MessageSendParams>(raw)?)?;
-                let events = h.send_streaming_message(req, call).await?;
+                let events = Box::pin(h.send_streaming_message(req, call)).await?;
                 sse_response(
                     events,
                     id.map(ToOwned::to_owned),
@@ -416,7 +414,10 @@ async fn dispatch_v03(
                 let p: v03::TaskIdParams = params(raw)?;
                 let mut req = CancelTaskRequest::new(p.id);
                 req.metadata = p.metadata;
-                ok(id, v03::Task::from(&h.cancel_task(req, call).await?))
+                ok(
+                    id,
+                    v03::Task::from(&Box::pin(h.cancel_task(req, call)).await?),
+                )
             }
             m::TASKS_RESUBSCRIBE => {
                 let p: v03::TaskIdParams = params(raw)?;

@@ -34,7 +34,7 @@ impl TaskAnswer {
     /// The task, owned.
     pub fn into_task(self) -> Task {
         match self {
-            Self::Task(t) => t,
+            Self::Task(t) => *t,
             Self::Log { log, history } => TaskView::new(&log, history)
                 .map(|v| v.to_task())
                 .unwrap_or_default(),

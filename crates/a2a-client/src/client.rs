@@ -8,7 +8,7 @@ use a2a_types::jsonrpc::{JsonRpcError, JsonRpcRequest, JsonRpcResponse, method};
 use a2a_types::v03;
 use a2a_types::{
     A2aError, AgentCard, CancelTaskRequest, GetTaskRequest, ListTasksRequest, ListTasksResponse,
-    Message, SendMessageRequest, SendMessageResponse, SubscribeToTaskRequest, Task,
+    SendMessageRequest, SendMessageResponse, SubscribeToTaskRequest, Task,
 };
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde::Serialize;
@@ -448,11 +448,6 @@ impl A2aClient {
         }
         self.call(method::GET_EXTENDED_AGENT_CARD, &serde_json::json!({}))
             .await
-    }
-
-    /// A user message with one text part.
-    pub fn text_message(text: &str) -> Message {
-        Message::user_text(text)
     }
 }
 

@@ -195,15 +195,6 @@ pub fn apply_event(task: &mut Task, event: &TaskEvent) {
     }
 }
 
-/// The state a snapshot is in after `events` (for stores that do not keep the task in memory).
-pub fn state_after(initial: TaskState, events: &[TaskEvent]) -> TaskState {
-    events.iter().fold(initial, |s, e| match e {
-        TaskEvent::Created(t) => t.status.state,
-        TaskEvent::Status(u) => u.status.state,
-        _ => s,
-    })
-}
-
 /// Encodes a listing cursor: the sort key of the last task of a page.
 pub fn encode_page_token(timestamp: Option<DateTime<Utc>>, task_id: &str) -> String {
     use base64::Engine;
@@ -221,14 +212,6 @@ pub fn decode_page_token(token: &str) -> Result<(i64, String), StoreError> {
     let (millis, id) = s.split_once(':').ok_or(StoreError::InvalidPageToken)?;
     let millis = millis.parse().map_err(|_| StoreError::InvalidPageToken)?;
     Ok((millis, id.to_owned()))
-}
-
-/// Sort key of a task in listings: newest status first, then task id descending.
-pub fn sort_key(task: &Task) -> (i64, &str) {
-    (
-        task.status.timestamp.map_or(0, |t| t.timestamp_millis()),
-        task.id.as_str(),
-    )
 }
 
 /// Shapes a stored task for a listing: history cut, artifacts dropped unless asked for.

@@ -12,7 +12,7 @@ use a2a_types::{
 };
 
 use crate::executor::CallContext;
-use crate::runtime::{StartRequest, TaskEventStream, TaskRuntime, terminal_task};
+use crate::runtime::{StartRequest, TaskEventStream, TaskRuntime, store_failure, terminal_task};
 use crate::store::{StoreError, TaskEvent, TaskEventRecord, TaskQuery, TaskView};
 
 /// A task to answer with: owned, or lent from the store's log.
@@ -150,6 +150,8 @@ impl RequestHandler {
     }
 
     /// Rejects calls that do not opt in to an extension the card marks as required.
+    /// Transports call it once per request, before dispatching (it applies to every method
+    /// but the extended card).
     pub fn check_extensions(&self, call: &CallContext) -> Result<(), A2aError> {
         for ext in &self.card.capabilities.extensions {
             if ext.required && !call.extensions.iter().any(|e| e == &ext.uri) {
@@ -229,7 +231,6 @@ impl RequestHandler {
         existing: Option<Task>,
     ) -> Result<Box<StartRequest>, A2aError> {
         req.validate()?;
-        self.check_extensions(&call)?;
         self.check_content_types(&req.message)?;
         let SendMessageRequest {
             message: mut m,
@@ -264,13 +265,7 @@ impl RequestHandler {
         task_id: String,
         context_id: Option<&str>,
     ) -> Result<Task, A2aError> {
-        let snap = self
-            .runtime
-            .store()
-            .get(&task_id, None)
-            .await
-            .map_err(store_error)?
-            .ok_or_else(|| A2aError::task_not_found(&task_id))?;
+        let snap = self.runtime.snapshot(&task_id, None).await?;
         let task = snap.task;
         if task.status.state.is_terminal() {
             return Err(terminal_task(&task_id, task.status.state));
@@ -285,13 +280,7 @@ impl RequestHandler {
     }
 
     async fn snapshot(&self, task_id: &str, history: Option<usize>) -> Result<Task, A2aError> {
-        self.runtime
-            .store()
-            .get(task_id, history)
-            .await
-            .map_err(store_error)?
-            .map(|s| s.task)
-            .ok_or_else(|| A2aError::task_not_found(task_id))
+        Ok(self.runtime.snapshot(task_id, history).await?.task)
     }
 
     /// The task to answer with: lent from the store's log when it keeps logs in memory (no
@@ -306,7 +295,7 @@ impl RequestHandler {
                 Ok(_) | Err(StoreError::NotFound(_)) => {
                     return Err(A2aError::task_not_found(task_id));
                 }
-                Err(e) => return Err(store_error(e)),
+                Err(e) => return Err(store_failure(e)),
             }
         }
         Ok(TaskAnswer::Task(Box::new(
@@ -420,7 +409,7 @@ impl RequestHandler {
                 StoreError::InvalidPageToken => {
                     A2aError::invalid_field("pageToken", "is not a token issued by this server")
                 }
-                e => store_error(e),
+                e => store_failure(e),
             })?;
         let mut resp = ListTasksResponse::default();
         resp.tasks = page.tasks;
@@ -476,11 +465,6 @@ impl RequestHandler {
             .clone()
             .ok_or(A2aError::ExtendedAgentCardNotConfigured)
     }
-}
-
-fn store_error(e: StoreError) -> A2aError {
-    tracing::error!(error = %e, "task store failure");
-    A2aError::internal("the task store failed; see server logs")
 }
 
 /// `image/*` matches `image/png`; `*/*` and `*` match anything; parameters are ignored.

@@ -177,7 +177,9 @@ impl TaskRuntime {
         if exists {
             let mut w = active.writer.lock().await;
             if !w.loaded {
-                w.load(&*sh.store, &req.task_id).await.map_err(internal)?;
+                w.load(&*sh.store, &req.task_id)
+                    .await
+                    .map_err(store_failure)?;
             }
             if w.state.is_terminal() {
                 return Err(terminal_task(&req.task_id, w.state));
@@ -185,9 +187,13 @@ impl TaskRuntime {
             let event = TaskEvent::UserMessage(req.message.clone());
             w.append(&*sh.store, &*sh.bus, &req.task_id, vec![event])
                 .await
-                .map_err(internal)?;
+                .map_err(store_failure)?;
             cursor = w.seq;
-            snapshot = sh.store.get(&req.task_id, None).await.map_err(internal)?;
+            snapshot = sh
+                .store
+                .get(&req.task_id, None)
+                .await
+                .map_err(store_failure)?;
         }
 
         let cancel = CancellationToken::new();
@@ -257,12 +263,7 @@ impl TaskRuntime {
         history_length: Option<usize>,
     ) -> Result<Task, A2aError> {
         let sh = &self.shared;
-        let snap = sh
-            .store
-            .get(task_id, Some(0))
-            .await
-            .map_err(internal)?
-            .ok_or_else(|| A2aError::task_not_found(task_id))?;
+        let snap = self.snapshot(task_id, Some(0)).await?;
         let state = snap.task.status.state;
         if state.is_terminal() {
             return Err(A2aError::TaskNotCancelable {
@@ -294,7 +295,7 @@ impl TaskRuntime {
         };
         if let Some(reason) = refused {
             tracing::info!(task_id, %reason, "agent refused to cancel");
-            let state = self.current_state(task_id).await?;
+            let state = self.snapshot(task_id, Some(0)).await?.task.status.state;
             return Err(A2aError::TaskNotCancelable {
                 task_id: task_id.to_owned(),
                 state,
@@ -312,7 +313,7 @@ impl TaskRuntime {
                     state,
                 });
             }
-            Err(e) => return Err(internal(e)),
+            Err(e) => return Err(store_failure(e)),
         }
         let grace = sh.config.cancel_grace;
         for slot in slots {
@@ -326,24 +327,23 @@ impl TaskRuntime {
                 }
             });
         }
-        let snap = sh
-            .store
-            .get(task_id, history_length)
-            .await
-            .map_err(internal)?
-            .ok_or_else(|| A2aError::task_not_found(task_id))?;
+        let snap = self.snapshot(task_id, history_length).await?;
         Ok(snap.task)
     }
 
-    async fn current_state(&self, task_id: &str) -> Result<TaskState, A2aError> {
-        Ok(self
-            .shared
+    /// The task's snapshot with at most `history_length` history messages;
+    /// `TaskNotFoundError` when there is none.
+    pub async fn snapshot(
+        &self,
+        task_id: &str,
+        history_length: Option<usize>,
+    ) -> Result<TaskSnapshot, A2aError> {
+        self.shared
             .store
-            .get(task_id, Some(0))
+            .get(task_id, history_length)
             .await
-            .map_err(internal)?
-            .map(|s| s.task.status.state)
-            .unwrap_or_default())
+            .map_err(store_failure)?
+            .ok_or_else(|| A2aError::task_not_found(task_id))
     }
 
     /// Follows an existing task: the current snapshot first (or, with `after_seq`, the
@@ -357,12 +357,7 @@ impl TaskRuntime {
         let sh = &self.shared;
         // Subscribe before reading, so nothing falls between the read and the first event.
         let sub = sh.bus.subscribe(task_id);
-        let snap = sh
-            .store
-            .get(task_id, history_length)
-            .await
-            .map_err(internal)?
-            .ok_or_else(|| A2aError::task_not_found(task_id))?;
+        let snap = self.snapshot(task_id, history_length).await?;
         let state = snap.task.status.state;
         match after_seq {
             Some(after) if after < snap.seq => {
@@ -370,7 +365,7 @@ impl TaskRuntime {
                     .store
                     .events_after(task_id, after)
                     .await
-                    .map_err(internal)?;
+                    .map_err(store_failure)?;
                 let cursor = after;
                 Ok(TaskEventStream::new(
                     task_id.to_owned(),
@@ -399,8 +394,10 @@ impl TaskRuntime {
     }
 }
 
-fn internal(e: impl std::fmt::Display) -> A2aError {
-    tracing::error!(error = %e, "task runtime failure");
+/// A store failure as the caller sees it: logged here with its cause, answered as an
+/// internal error that does not leak server details.
+pub(crate) fn store_failure(e: impl std::fmt::Display) -> A2aError {
+    tracing::error!(error = %e, "task store failure");
     A2aError::internal("the task store failed; see server logs")
 }
 

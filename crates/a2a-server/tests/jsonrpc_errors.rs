@@ -247,3 +247,68 @@ async fn trailing_slash_and_unknown_paths() {
     let v: Value = resp.json().await.unwrap();
     assert_eq!(v["error"]["status"], "NOT_FOUND");
 }
+
+#[tokio::test]
+async fn oversized_chunked_body_is_413() {
+    // No Content-Length: the limit is enforced while reading.
+    let mut setup = Setup::default();
+    setup.options.jsonrpc.max_body_bytes = 1024;
+    let s = start(setup).await;
+    let big = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": user(&"x".repeat(8192))}})
+        .to_string();
+    let chunks: Vec<Result<Vec<u8>, std::io::Error>> = big
+        .into_bytes()
+        .chunks(512)
+        .map(|c| Ok(c.to_vec()))
+        .collect();
+    let body = reqwest::Body::wrap_stream(futures::stream::iter(chunks));
+    let resp = http()
+        .post(&s.url)
+        .header("A2A-Version", "1.0")
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 413);
+    let v: Value = resp.json().await.unwrap();
+    assert_eq!(code(&v), -32600);
+}
+
+#[tokio::test]
+async fn required_extensions_must_be_requested() {
+    const EXT: &str = "https://example.com/ext/required/v1";
+    let mut setup = Setup::default();
+    let mut ext = a2a_types::AgentExtension::default();
+    ext.uri = EXT.into();
+    ext.required = true;
+    setup.card.capabilities.extensions.push(ext);
+    let s = start(setup).await;
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": user("hi")}});
+    let v: Value = http()
+        .post(&s.url)
+        .header("A2A-Version", "1.0")
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(code(&v), -32008, "{v}");
+    assert_eq!(reason(&v), "EXTENSION_SUPPORT_REQUIRED");
+    let v: Value = http()
+        .post(&s.url)
+        .header("A2A-Version", "1.0")
+        .header("A2A-Extensions", format!("https://other.example/x, {EXT}"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        v["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{v}"
+    );
+}

@@ -263,9 +263,13 @@ pub async fn handle(State(ep): State<Arc<JsonRpcEndpoint>>, request: Request) ->
     let bytes = match axum::body::to_bytes(body, limit).await {
         Ok(b) => b,
         Err(e) => {
-            let is_limit = std::error::Error::source(&e)
-                .is_some_and(|s| s.is::<http_body_util::LengthLimitError>())
-                || e.to_string().contains("length limit");
+            // `to_bytes` wraps the limit error; find it in the cause chain.
+            let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(&e);
+            let mut is_limit = false;
+            while let Some(c) = cause {
+                is_limit |= c.is::<http_body_util::LengthLimitError>();
+                cause = c.source();
+            }
             if is_limit {
                 return too_large();
             }

@@ -7,7 +7,6 @@ use std::time::Duration;
 use a2a_client::{
     A2aClient, ClientError, Conversation, Decision, Outcome, ProtocolVersion, StopReason,
 };
-use a2a_host::builtin::{self, NAMES};
 use a2a_host::{AgentHost, HostAgent};
 use a2a_server::{AgentError, AgentExecutor, RequestContext, ServeOptions, TaskUpdater};
 use a2a_types::{
@@ -32,24 +31,14 @@ impl AgentExecutor for MetadataProbe {
 }
 
 async fn host(extra: Option<Arc<MetadataProbe>>) -> String {
-    let mut host = AgentHost::new(ServeOptions::default());
-    for name in NAMES {
-        let a = builtin::builtin(name).unwrap();
-        host = host.agent(HostAgent::in_memory(a.id, a.executor, a.card));
-    }
+    let mut host = AgentHost::new(ServeOptions::default()).with_builtin_agents();
     if let Some(probe) = extra {
         let mut card = AgentCard::default();
         card.name = "probe".into();
         card.capabilities.streaming = Some(true);
         host = host.agent(HostAgent::in_memory("probe", probe, card));
     }
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(a2a_server::serve(
-        listener,
-        host.router(),
-        std::future::pending(),
-    ));
+    let addr = a2a_server::spawn_local(host.router()).await.unwrap();
     format!("http://{addr}")
 }
 

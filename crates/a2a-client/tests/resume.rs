@@ -4,8 +4,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use a2a_client::A2aClient;
+use a2a_host::AgentHost;
 use a2a_host::builtin;
-use a2a_host::{AgentHost, HostAgent};
 use a2a_server::ServeOptions;
 use a2a_types::{Message, SendMessageRequest, StreamResponse, TaskState};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -68,18 +68,8 @@ async fn flaky_proxy(upstream: String, events: usize) -> (String, Arc<AtomicBool
 #[tokio::test(flavor = "multi_thread")]
 async fn a_dropped_stream_resumes_without_loss() {
     let agent = builtin::builtin("slow").unwrap();
-    let host = AgentHost::new(ServeOptions::default()).root(HostAgent::in_memory(
-        agent.id,
-        agent.executor,
-        agent.card,
-    ));
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(a2a_server::serve(
-        listener,
-        host.router(),
-        std::future::pending(),
-    ));
+    let host = AgentHost::new(ServeOptions::default()).root(agent.into());
+    let addr = a2a_server::spawn_local(host.router()).await.unwrap();
     let (proxy, cut) = flaky_proxy(addr.to_string(), 2).await;
 
     // The card advertises the server's own address; talk to the proxy instead.

@@ -46,6 +46,13 @@ impl HostAgent {
     }
 }
 
+impl From<crate::builtin::BuiltinAgent> for HostAgent {
+    /// A built-in agent with the in-memory store.
+    fn from(agent: crate::builtin::BuiltinAgent) -> Self {
+        Self::in_memory(agent.id, agent.executor, agent.card)
+    }
+}
+
 /// Many agents in one process: each at `/a2a/{id}` (JSON-RPC) with its cards at
 /// `/a2a/{id}/.well-known/agent-card.json` and `/.well-known/agent-card.json?assistant_id={id}`;
 /// `GET /` lists them. One agent can also be served at the root.
@@ -75,6 +82,16 @@ impl AgentHost {
     /// Hosts `agent` at `/a2a/{id}`.
     pub fn agent(mut self, agent: HostAgent) -> Self {
         self.agents.push(agent);
+        self
+    }
+
+    /// Hosts every built-in agent (in memory) at `/a2a/{id}`.
+    pub fn with_builtin_agents(mut self) -> Self {
+        for name in crate::builtin::NAMES {
+            if let Some(agent) = crate::builtin::builtin(name) {
+                self = self.agent(agent.into());
+            }
+        }
         self
     }
 

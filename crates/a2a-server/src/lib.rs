@@ -23,7 +23,7 @@ pub use bus::{EventBus, InProcessBus};
 pub use executor::{AgentError, AgentExecutor, CallContext, CancelContext, RequestContext};
 pub use handler::{DEFAULT_PAGE_SIZE, HandlerConfig, RequestHandler, SendAnswer, TaskAnswer};
 pub use router::{
-    ServeOptions, agent_routes, agent_rpc_routes, card_routes, serve, serve_with_drain,
+    ServeOptions, agent_routes, agent_rpc_routes, card_routes, serve, serve_with_drain, spawn_local,
 };
 pub use runtime::{RuntimeConfig, StreamItem, StreamPayload, TaskEventStream, TaskRuntime};
 pub use store::{InMemoryTaskStore, InMemoryTaskStoreConfig, TaskStore};

@@ -120,6 +120,15 @@ pub async fn serve_with_drain(
     }
 }
 
+/// Serves `router` on a free port of 127.0.0.1 in the background, until the runtime ends;
+/// returns the address. For tests and examples.
+pub async fn spawn_local(router: Router) -> std::io::Result<std::net::SocketAddr> {
+    let listener = TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?;
+    tokio::spawn(serve(listener, router, std::future::pending()));
+    Ok(addr)
+}
+
 /// [`serve_with_drain`] with a 10-second drain period.
 pub async fn serve(
     listener: TcpListener,

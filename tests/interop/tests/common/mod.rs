@@ -6,8 +6,7 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
-use a2a_host::builtin::{self, NAMES};
-use a2a_host::{AgentHost, HostAgent};
+use a2a_host::AgentHost;
 use a2a_server::ServeOptions;
 
 /// The Python interpreter with `a2a-sdk`, or `None` (the test prints that it is skipped).
@@ -30,18 +29,8 @@ pub fn python_dir() -> PathBuf {
 
 /// Our demo agents on 127.0.0.1:0; returns the base URL.
 pub async fn start_host() -> String {
-    let mut host = AgentHost::new(ServeOptions::default());
-    for name in NAMES {
-        let agent = builtin::builtin(name).expect("built-in agent");
-        host = host.agent(HostAgent::in_memory(agent.id, agent.executor, agent.card));
-    }
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(a2a_server::serve(
-        listener,
-        host.router(),
-        std::future::pending(),
-    ));
+    let host = AgentHost::new(ServeOptions::default()).with_builtin_agents();
+    let addr = a2a_server::spawn_local(host.router()).await.unwrap();
     format!("http://{addr}")
 }
 

@@ -50,14 +50,7 @@ async fn strict_card_with_real_interfaces_and_etag() {
     let r = send(ifaces[0]["url"].as_str().unwrap(), "hi").await;
     assert_eq!(r["task"]["status"]["state"], "TASK_STATE_COMPLETED");
 
-    let legacy: Value = http()
-        .get(format!("{}/a2a/script/.well-known/agent.json", s.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let legacy: Value = get_json(&format!("{}/a2a/script/.well-known/agent.json", s.base)).await;
     assert_eq!(legacy["protocolVersion"], "0.3.0");
     assert_eq!(legacy["url"], format!("{}/a2a/script", s.base));
     assert_eq!(legacy["preferredTransport"], "JSONRPC");
@@ -70,14 +63,7 @@ async fn merged_card_and_public_url() {
     setup.options.card_compat = CardCompat::V03Merged;
     setup.options.public_url = Some("https://agents.example.com/".into());
     let s = start(setup).await;
-    let card: Value = http()
-        .get(format!("{}/.well-known/agent-card.json", s.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let card: Value = get_json(&format!("{}/.well-known/agent-card.json", s.base)).await;
     assert_eq!(
         card["supportedInterfaces"][0]["url"],
         "https://agents.example.com/"

@@ -284,16 +284,7 @@ async fn required_extensions_must_be_requested() {
     setup.card.capabilities.extensions.push(ext);
     let s = start(setup).await;
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": user("hi")}});
-    let v: Value = http()
-        .post(&s.url)
-        .header("A2A-Version", "1.0")
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let v = post_json(&s.url, Some("1.0"), &body).await;
     assert_eq!(code(&v), -32008, "{v}");
     assert_eq!(reason(&v), "EXTENSION_SUPPORT_REQUIRED");
     let v: Value = http()

@@ -241,33 +241,30 @@ pub fn user(text: &str) -> Value {
     json!({"messageId": a2a_types::new_id(), "role": "ROLE_USER", "parts": [{"text": text}]})
 }
 
+/// POSTs a JSON body with an optional `A2A-Version`; returns the JSON answer.
+pub async fn post_json(url: &str, version: Option<&str>, body: &Value) -> Value {
+    let mut req = http().post(url).json(body);
+    if let Some(v) = version {
+        req = req.header("A2A-Version", v);
+    }
+    req.send().await.unwrap().json().await.unwrap()
+}
+
+/// GETs a JSON document.
+pub async fn get_json(url: &str) -> Value {
+    http().get(url).send().await.unwrap().json().await.unwrap()
+}
+
 /// A v1.0 JSON-RPC call; returns the whole response object.
 pub async fn rpc(url: &str, method: &str, params: Value) -> Value {
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-    http()
-        .post(url)
-        .header("A2A-Version", "1.0")
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
+    post_json(url, Some("1.0"), &body).await
 }
 
 /// A v0.3 JSON-RPC call (no version header).
 pub async fn rpc03(url: &str, method: &str, params: Value) -> Value {
     let body = json!({"jsonrpc": "2.0", "id": "x", "method": method, "params": params});
-    http()
-        .post(url)
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
+    post_json(url, None, &body).await
 }
 
 /// `SendMessage` with a text; returns `result`.

@@ -2,10 +2,11 @@
 
 mod common;
 
+use std::sync::Arc;
 use std::time::Duration;
 
+use a2a_server::{AgentError, AgentExecutor, RequestContext, TaskUpdater};
 use common::*;
-use futures::StreamExt;
 use serde_json::json;
 
 #[tokio::test]
@@ -18,22 +19,18 @@ async fn cancel_stops_a_running_task() {
         None,
     )
     .await;
-    let mut body = resp.bytes_stream();
-    // Read until the `progress` artifact arrived.
-    let mut seen = String::new();
-    while !seen.contains("progress") {
-        seen.push_str(&String::from_utf8_lossy(
-            &body.next().await.unwrap().unwrap(),
-        ));
-    }
-    let task_id = seen
-        .split("\"id\":\"")
-        .nth(1)
-        .unwrap()
-        .split('"')
-        .next()
+    let mut events = SseReader::new(resp);
+    let first = events.next().await.unwrap();
+    let task_id = first.data["result"]["task"]["id"]
+        .as_str()
         .unwrap()
         .to_owned();
+    // Wait for the `progress` artifact: the agent is now sleeping.
+    while let Some(ev) = events.next().await {
+        if ev.data["result"]["artifactUpdate"]["artifact"]["artifactId"] == "progress" {
+            break;
+        }
+    }
     let r = rpc(&s.url, "CancelTask", json!({"id": task_id})).await;
     let task = &r["result"];
     assert_eq!(task["status"]["state"], "TASK_STATE_CANCELED", "{r}");
@@ -45,11 +42,9 @@ async fn cancel_stops_a_running_task() {
         .collect();
     assert_eq!(ids, ["progress"]);
     // The open stream ends with the CANCELED status.
-    let mut rest = String::new();
-    while let Some(chunk) = body.next().await {
-        rest.push_str(&String::from_utf8_lossy(&chunk.unwrap()));
-    }
-    assert!(rest.contains("TASK_STATE_CANCELED"), "{rest}");
+    let rest = events.rest().await;
+    let last = &rest.last().unwrap().data["result"]["statusUpdate"];
+    assert_eq!(last["status"]["state"], "TASK_STATE_CANCELED");
     // Canceling again is refused.
     let r = rpc(&s.url, "CancelTask", json!({"id": task_id})).await;
     assert_eq!(r["error"]["code"], -32002);
@@ -63,29 +58,46 @@ async fn cancel_an_input_required_task() {
     assert_eq!(r["result"]["status"]["state"], "TASK_STATE_CANCELED");
 }
 
+/// Ignores cancellation entirely; says when its work was dropped (aborted).
+struct Stubborn {
+    dropped: Arc<tokio::sync::Notify>,
+}
+
+struct DropSignal(Arc<tokio::sync::Notify>);
+
+impl Drop for DropSignal {
+    fn drop(&mut self) {
+        self.0.notify_one();
+    }
+}
+
+#[async_trait::async_trait]
+impl AgentExecutor for Stubborn {
+    async fn execute(&self, _: RequestContext, u: TaskUpdater) -> Result<(), AgentError> {
+        let _signal = DropSignal(self.dropped.clone());
+        u.start_work(None).await?;
+        tokio::time::sleep(Duration::from_secs(3600)).await;
+        Ok(())
+    }
+}
+
 #[tokio::test]
 async fn an_agent_that_ignores_cancel_is_aborted() {
+    let dropped = Arc::new(tokio::sync::Notify::new());
     let mut setup = Setup::default();
     setup.runtime.cancel_grace = Duration::from_millis(100);
+    setup.executor = Arc::new(Stubborn {
+        dropped: dropped.clone(),
+    });
     let s = start(setup).await;
-    let r = rpc(
-        &s.url,
-        "SendMessage",
-        json!({"message": user("stubborn"), "configuration": {"returnImmediately": true}}),
-    )
-    .await;
+    let params = json!({"message": user("work"), "configuration": {"returnImmediately": true}});
+    let r = rpc(&s.url, "SendMessage", params).await;
     let id = r["result"]["task"]["id"].as_str().unwrap().to_owned();
     let r = rpc(&s.url, "CancelTask", json!({"id": id})).await;
     assert_eq!(r["result"]["status"]["state"], "TASK_STATE_CANCELED");
-    // The runtime forgets the task once the aborted execution is gone.
-    let runtime = s.handler.runtime().clone();
-    tokio::time::timeout(Duration::from_secs(5), async {
-        while runtime.active_tasks() > 0 {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    })
-    .await
-    .expect("execution was not aborted");
+    tokio::time::timeout(Duration::from_secs(5), dropped.notified())
+        .await
+        .expect("the execution was not aborted after the grace period");
 }
 
 #[tokio::test]
@@ -121,15 +133,11 @@ async fn client_disconnect_does_not_cancel() {
         None,
     )
     .await;
-    let mut body = resp.bytes_stream();
-    let first = String::from_utf8_lossy(&body.next().await.unwrap().unwrap()).to_string();
-    drop(body);
-    let streaming_id = first
-        .split("\"id\":\"")
-        .nth(1)
-        .unwrap()
-        .split('"')
-        .next()
+    let mut events = SseReader::new(resp);
+    let first = events.next().await.unwrap();
+    drop(events);
+    let streaming_id = first.data["result"]["task"]["id"]
+        .as_str()
         .unwrap()
         .to_owned();
 

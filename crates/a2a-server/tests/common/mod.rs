@@ -73,11 +73,6 @@ impl AgentExecutor for ScriptAgent {
                     .await?;
                 u.complete(None).await?;
             }
-            "stubborn" => {
-                // Ignores cancellation entirely.
-                u.start_work(None).await?;
-                tokio::time::sleep(Duration::from_secs(3600)).await;
-            }
             "panic" => {
                 u.start_work(None).await?;
                 panic!("boom in the agent");
@@ -280,35 +275,61 @@ pub struct SseEvent {
     pub data: Value,
 }
 
-/// Reads a whole SSE response (the server closes it after the final event).
-pub async fn read_sse(resp: reqwest::Response) -> Vec<SseEvent> {
-    assert_eq!(resp.status(), 200);
-    let ct = resp
-        .headers()
-        .get("content-type")
-        .unwrap()
-        .to_str()
-        .unwrap()
-        .to_owned();
-    assert!(ct.starts_with("text/event-stream"), "content-type {ct}");
-    let mut body = resp.bytes_stream();
-    let mut buf = String::new();
-    let mut events = Vec::new();
-    let read = async {
-        while let Some(chunk) = body.next().await {
-            buf.push_str(&String::from_utf8_lossy(&chunk.unwrap()));
-            while let Some(end) = buf.find("\n\n") {
-                let frame: String = buf.drain(..end + 2).collect();
+/// Reads an SSE response event by event.
+pub struct SseReader {
+    body: std::pin::Pin<Box<dyn futures::Stream<Item = reqwest::Result<bytes::Bytes>> + Send>>,
+    buf: String,
+}
+
+impl SseReader {
+    pub fn new(resp: reqwest::Response) -> Self {
+        assert_eq!(resp.status(), 200);
+        let ct = resp
+            .headers()
+            .get("content-type")
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_owned();
+        assert!(ct.starts_with("text/event-stream"), "content-type {ct}");
+        Self {
+            body: Box::pin(resp.bytes_stream()),
+            buf: String::new(),
+        }
+    }
+
+    /// The next event, `None` once the server closed the stream.
+    pub async fn next(&mut self) -> Option<SseEvent> {
+        loop {
+            while let Some(end) = self.buf.find("\n\n") {
+                let frame: String = self.buf.drain(..end + 2).collect();
                 if let Some(ev) = parse_frame(&frame) {
-                    events.push(ev);
+                    return Some(ev);
                 }
             }
+            let chunk = self.body.next().await?.unwrap();
+            self.buf.push_str(&String::from_utf8_lossy(&chunk));
         }
-    };
-    tokio::time::timeout(Duration::from_secs(30), read)
-        .await
-        .expect("stream did not end");
-    events
+    }
+
+    /// Every remaining event, until the server closes the stream.
+    pub async fn rest(&mut self) -> Vec<SseEvent> {
+        let mut events = Vec::new();
+        let read = async {
+            while let Some(ev) = self.next().await {
+                events.push(ev);
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(30), read)
+            .await
+            .expect("stream did not end");
+        events
+    }
+}
+
+/// Reads a whole SSE response (the server closes it after the final event).
+pub async fn read_sse(resp: reqwest::Response) -> Vec<SseEvent> {
+    SseReader::new(resp).rest().await
 }
 
 fn parse_frame(frame: &str) -> Option<SseEvent> {

@@ -330,46 +330,10 @@ impl A2aClient {
     pub async fn run_with_listener(
         &self,
         req: SendMessageRequest,
-        mut listener: impl StreamListener,
+        listener: impl StreamListener,
     ) -> Result<Outcome, ClientError> {
-        let mut acc = TaskAccumulator::new();
-        if !self.supports_streaming() {
-            let resp = self.send(req).await?;
-            let response = match resp {
-                SendMessageResponse::Message(m) => StreamResponse::Message(m),
-                SendMessageResponse::Task(t) => StreamResponse::Task(t),
-                _ => return Err(ClientError::InvalidResponse("empty send response".into())),
-            };
-            acc.apply(&response);
-            let event = StreamEvent {
-                id: None,
-                response,
-                is_final: true,
-            };
-            return match listener.on_event(&event, acc.task()) {
-                Decision::Stop(answer) => Ok(acc.stopped(StopReason::Listener, Some(answer))),
-                _ => acc.into_outcome(),
-            };
-        }
-        let mut stream = self.stream(req).await?;
-        while let Some(event) = stream.next().await {
-            let event = event?;
-            acc.apply(&event.response);
-            match listener.on_event(&event, acc.task()) {
-                Decision::Continue => {}
-                Decision::Stop(answer) if !event.is_final => {
-                    return Ok(acc.stopped(StopReason::Listener, Some(answer)));
-                }
-                Decision::StopWithArtifacts if !event.is_final => {
-                    return Ok(acc.stopped(StopReason::Listener, None));
-                }
-                Decision::Stop(answer) => {
-                    return Ok(acc.stopped(StopReason::Listener, Some(answer)));
-                }
-                Decision::StopWithArtifacts => return acc.into_outcome(),
-            }
-        }
-        acc.into_outcome()
+        self.follow(req, listener, &mut TaskAccumulator::new())
+            .await
     }
 
     /// Like [`run`](Self::run), but stops waiting after `deadline`: the outcome is then
@@ -381,22 +345,57 @@ impl A2aClient {
         deadline: Duration,
     ) -> Result<Outcome, ClientError> {
         let mut acc = TaskAccumulator::new();
-        let follow = async {
-            if !self.supports_streaming() {
-                let resp = self.send(req).await?;
-                return Ok(Outcome::from_response(resp));
-            }
-            let mut stream = self.stream(req).await?;
-            while let Some(event) = stream.next().await {
-                acc.apply(&event?.response);
-            }
-            acc.clone().into_outcome()
-        };
-        // `acc` is borrowed by `follow`; on timeout the future is dropped first.
-        let result = tokio::time::timeout(deadline, follow).await;
-        match result {
+        match tokio::time::timeout(deadline, self.follow(req, FollowToEnd, &mut acc)).await {
             Ok(outcome) => outcome,
             Err(_) => Ok(acc.stopped(StopReason::Deadline, None)),
         }
     }
+
+    /// Sends `req` and follows it, assembling into `acc` (which keeps what arrived if the
+    /// caller stops waiting).
+    async fn follow(
+        &self,
+        req: SendMessageRequest,
+        mut listener: impl StreamListener,
+        acc: &mut TaskAccumulator,
+    ) -> Result<Outcome, ClientError> {
+        if !self.supports_streaming() {
+            let response = match self.send(req).await? {
+                SendMessageResponse::Message(m) => StreamResponse::Message(m),
+                SendMessageResponse::Task(t) => StreamResponse::Task(t),
+                _ => return Err(ClientError::InvalidResponse("empty send response".into())),
+            };
+            acc.apply(&response);
+            let event = StreamEvent {
+                id: None,
+                response,
+                is_final: true,
+            };
+            return match listener.on_event(&event, acc.task()) {
+                Decision::Stop(answer) => Ok(take(acc).stopped(StopReason::Listener, Some(answer))),
+                _ => take(acc).into_outcome(),
+            };
+        }
+        let mut stream = self.stream(req).await?;
+        while let Some(event) = stream.next().await {
+            let event = event?;
+            acc.apply(&event.response);
+            match listener.on_event(&event, acc.task()) {
+                Decision::Continue => {}
+                Decision::Stop(answer) => {
+                    return Ok(take(acc).stopped(StopReason::Listener, Some(answer)));
+                }
+                // At the final event, what arrived is the whole outcome.
+                Decision::StopWithArtifacts if event.is_final => return take(acc).into_outcome(),
+                Decision::StopWithArtifacts => {
+                    return Ok(take(acc).stopped(StopReason::Listener, None));
+                }
+            }
+        }
+        take(acc).into_outcome()
+    }
+}
+
+fn take(acc: &mut TaskAccumulator) -> TaskAccumulator {
+    std::mem::take(acc)
 }

@@ -34,26 +34,16 @@ async fn malformed_and_invalid_requests() {
     let (status, v) = raw(&s.url, "{not json", Some("1.0")).await;
     assert_eq!((status, code(&v)), (200, -32700));
     assert_eq!(v["id"], Value::Null);
-    let (_, v) = raw(&s.url, "plain text body", Some("1.0")).await;
-    assert_eq!(code(&v), -32700);
-    let (_, v) = raw(&s.url, "[]", Some("1.0")).await;
-    assert_eq!(code(&v), -32600);
-    let (_, v) = raw(
-        &s.url,
-        r#"{"jsonrpc":"1.0","id":1,"method":"GetTask"}"#,
-        Some("1.0"),
-    )
-    .await;
-    assert_eq!(code(&v), -32600);
-    let (_, v) = raw(&s.url, r#"{"jsonrpc":"2.0","id":1}"#, Some("1.0")).await;
-    assert_eq!(code(&v), -32600);
-    let (_, v) = raw(
-        &s.url,
-        r#"{"jsonrpc":"2.0","id":[1],"method":"GetTask"}"#,
-        Some("1.0"),
-    )
-    .await;
-    assert_eq!(code(&v), -32600);
+    for (body, expected) in [
+        ("plain text body", -32700),
+        ("[]", -32600),
+        (r#"{"jsonrpc":"1.0","id":1,"method":"GetTask"}"#, -32600),
+        (r#"{"jsonrpc":"2.0","id":1}"#, -32600),
+        (r#"{"jsonrpc":"2.0","id":[1],"method":"GetTask"}"#, -32600),
+    ] {
+        let (status, v) = raw(&s.url, body, Some("1.0")).await;
+        assert_eq!((status, code(&v)), (200, expected), "{body}: {v}");
+    }
 }
 
 #[tokio::test]

@@ -29,13 +29,13 @@ enum Command {
     /// Send a message and print the agent's events as they arrive.
     Stream(commands::client::StreamArgs),
     /// Show a task.
-    Get(commands::client::TaskArgs),
+    Get(commands::client::GetArgs),
     /// List tasks.
     List(commands::client::ListArgs),
     /// Cancel a task.
-    Cancel(commands::client::TaskArgs),
-    /// Follow a task's events.
-    Subscribe(commands::client::TaskArgs),
+    Cancel(commands::client::CancelArgs),
+    /// Follow a task's events until it ends.
+    Subscribe(commands::client::SubscribeArgs),
     /// Talk to an agent interactively.
     Chat(commands::chat::ChatArgs),
     /// Load-test an agent.
@@ -74,7 +74,14 @@ async fn run(command: Command) -> anyhow::Result<u8> {
 }
 
 fn main() -> std::process::ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            // Usage errors are errors (1); status 2 means a task failed (README).
+            return std::process::ExitCode::from(u8::from(e.use_stderr()));
+        }
+    };
     init_tracing();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -90,7 +97,7 @@ fn main() -> std::process::ExitCode {
         Ok(code) => std::process::ExitCode::from(code),
         Err(e) => {
             eprintln!("a2a: error: {e:#}");
-            std::process::ExitCode::FAILURE
+            std::process::ExitCode::from(commands::client::ERROR)
         }
     }
 }

@@ -25,6 +25,33 @@ fn state_name(state: a2a_types::TaskState) -> &'static str {
     state.as_str().trim_start_matches("TASK_STATE_")
 }
 
+/// A state as a word in a sentence: `canceled`, `input-required`.
+pub(crate) fn state_label(state: a2a_types::TaskState) -> &'static str {
+    a2a_types::v03::state_to_v03(state).as_str()
+}
+
+/// An outcome as one JSON object: the task or message, or for a stopped wait
+/// `{"stopped": "deadline", "taskId", "state", "task"}`.
+pub(crate) fn json_outcome(o: &Outcome) {
+    match o {
+        Outcome::Message(m) => json_pretty(&serde_json::json!({ "message": m })),
+        Outcome::Stopped(s) => json_pretty(&serde_json::json!({
+            "stopped": match s.reason {
+                a2a_client::StopReason::Deadline => "deadline",
+                _ => "listener",
+            },
+            "taskId": s.task_id(),
+            "state": s.task.as_ref().map(|t| t.status.state),
+            "task": s.task,
+        })),
+        other => {
+            if let Some(t) = other.task() {
+                json_pretty(&serde_json::json!({ "task": t }));
+            }
+        }
+    }
+}
+
 /// The text of an artifact, with non-text parts described.
 pub(crate) fn artifact_text(a: &Artifact) -> String {
     let mut out = String::new();
@@ -92,13 +119,10 @@ pub(crate) fn print_outcome(o: &Outcome) {
             );
         }
         Outcome::Stopped(s) => {
+            // The closing line (the caller's) says that the task goes on.
             if let Some(t) = &s.task {
                 print_task(t);
             }
-            println!(
-                "stopped listening ({:?}); the task was not canceled",
-                s.reason
-            );
         }
         other => {
             if let Some(t) = other.task() {

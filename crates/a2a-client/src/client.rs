@@ -102,7 +102,8 @@ impl ClientBuilder {
     /// connects to the best interface it offers.
     pub async fn connect(self, url: &str) -> Result<A2aClient, ClientError> {
         let http = self.http()?;
-        let card = fetch_card(&http, &self.headers, url).await?;
+        let version = self.version.unwrap_or(ProtocolVersion::V1);
+        let card = fetch_card_as(&http, &self.headers, url, version).await?;
         self.build(http, card)
     }
 
@@ -154,31 +155,74 @@ pub async fn fetch_card(
     headers: &HeaderMap,
     url: &str,
 ) -> Result<AgentCard, ClientError> {
-    let mut last = None;
+    fetch_card_as(http, headers, url, ProtocolVersion::V1).await
+}
+
+/// [`fetch_card`], announcing `version` in `A2A-Version` like every other request.
+async fn fetch_card_as(
+    http: &reqwest::Client,
+    headers: &HeaderMap,
+    url: &str,
+    version: ProtocolVersion,
+) -> Result<AgentCard, ClientError> {
+    let mut hint = None;
     for card_url in card::card_urls(url)? {
         let resp = http
             .get(card_url.clone())
             .headers(headers.clone())
             .header(ACCEPT, "application/json")
+            .header(a2a_types::VERSION_HEADER, version.as_str())
             .send()
             .await
             .map_err(|e| ClientError::http(card_url.as_str(), e))?;
-        let status = resp.status();
-        if status.is_success() {
-            let json: serde_json::Value = resp.json().await.map_err(|e| {
+        let status = resp.status().as_u16();
+        let bytes = resp
+            .bytes()
+            .await
+            .map_err(|e| ClientError::http(card_url.as_str(), e))?;
+        if (200..300).contains(&status) {
+            let json: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
                 ClientError::InvalidResponse(format!("agent card at {card_url}: {e}"))
             })?;
             return card::parse_card(json, &card_url);
         }
-        last = Some((card_url, status));
+        if status != 404 {
+            return Err(status_error(card_url.as_str(), status, &bytes));
+        }
+        // Keep the first 404's explanation: the legacy path rarely says more.
+        hint = hint.or_else(|| not_found_hint(&bytes));
     }
-    match last {
-        Some((u, s)) if s.as_u16() != 404 => Err(ClientError::Status {
-            url: u.to_string(),
-            status: s.as_u16(),
-            body: String::new(),
-        }),
-        _ => Err(ClientError::CardNotFound(url.to_owned())),
+    Err(ClientError::CardNotFound {
+        url: url.to_owned(),
+        hint,
+    })
+}
+
+/// What a 404 body says, for a person: `error.message` (or `message`), and the agents the
+/// server lists, if it does.
+fn not_found_hint(bytes: &[u8]) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_slice(bytes).ok()?;
+    let err = v.get("error").unwrap_or(&v);
+    let message = err
+        .get("message")
+        .or_else(|| v.get("message"))
+        .and_then(serde_json::Value::as_str)
+        .map(str::to_owned);
+    let agents: Vec<&str> = err
+        .get("agents")
+        .or_else(|| v.get("agents"))
+        .and_then(serde_json::Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x.as_str().or_else(|| x.get("id")?.as_str()))
+                .collect()
+        })
+        .unwrap_or_default();
+    match (message, agents.is_empty()) {
+        (Some(m), true) => Some(m),
+        (Some(m), false) => Some(format!("{m} (agents here: {})", agents.join(", "))),
+        (None, false) => Some(format!("agents here: {}", agents.join(", "))),
+        (None, true) => None,
     }
 }
 
@@ -358,13 +402,18 @@ impl A2aClient {
             let mut p = v03::TaskQueryParams::default();
             p.id = id.to_owned();
             p.history_length = history_length;
-            let t: v03::Task = self.call(method::v03::TASKS_GET, &p).await?;
+            let t: v03::Task = self
+                .call(method::v03::TASKS_GET, &p)
+                .await
+                .map_err(|e| e.about_task(id))?;
             return Task::try_from(t).map_err(invalid);
         }
         let mut req = GetTaskRequest::new(id);
         req.history_length = history_length;
         req.tenant.clone_from(&self.inner.tenant);
-        self.call(method::GET_TASK, &req).await
+        self.call(method::GET_TASK, &req)
+            .await
+            .map_err(|e| e.about_task(id))
     }
 
     /// `ListTasks` (v1.0 only).
@@ -388,12 +437,17 @@ impl A2aClient {
         if self.is_v03() {
             let mut p = v03::TaskIdParams::default();
             p.id = id.to_owned();
-            let t: v03::Task = self.call(method::v03::TASKS_CANCEL, &p).await?;
+            let t: v03::Task = self
+                .call(method::v03::TASKS_CANCEL, &p)
+                .await
+                .map_err(|e| e.about_task(id))?;
             return Task::try_from(t).map_err(invalid);
         }
         let mut req = CancelTaskRequest::new(id);
         req.tenant.clone_from(&self.inner.tenant);
-        self.call(method::CANCEL_TASK, &req).await
+        self.call(method::CANCEL_TASK, &req)
+            .await
+            .map_err(|e| e.about_task(id))
     }
 
     /// `SubscribeToTask`: the task's current state, then its events until it is terminal or
@@ -427,12 +481,14 @@ impl A2aClient {
             p.id = id.to_owned();
             return self
                 .call_stream(method::v03::TASKS_RESUBSCRIBE, &p, None)
-                .await;
+                .await
+                .map_err(|e| e.about_task(id));
         }
         let mut req = SubscribeToTaskRequest::new(id);
         req.tenant.clone_from(&self.inner.tenant);
         self.call_stream(method::SUBSCRIBE_TO_TASK, &req, last_event_id)
             .await
+            .map_err(|e| e.about_task(id))
     }
 
     /// `GetExtendedAgentCard` (v0.3: `agent/getAuthenticatedExtendedCard`).
@@ -495,5 +551,5 @@ fn status_error(url: &str, status: u16, bytes: &[u8]) -> ClientError {
 }
 
 pub(crate) fn protocol_error(err: JsonRpcError) -> ClientError {
-    ClientError::Protocol(A2aError::from_jsonrpc(err))
+    ClientError::from_jsonrpc(err)
 }

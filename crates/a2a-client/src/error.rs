@@ -7,7 +7,7 @@ use a2a_types::A2aError;
 #[non_exhaustive]
 pub enum ClientError {
     /// The connection failed, or reading the response did.
-    #[error("HTTP request to {url} failed: {source}")]
+    #[error("HTTP request to {url} failed")]
     Http {
         /// The URL.
         url: String,
@@ -25,15 +25,27 @@ pub enum ClientError {
         /// The start of the body.
         body: String,
     },
-    /// The agent answered with a protocol error.
-    #[error("the agent returned an error: {0}")]
-    Protocol(#[source] A2aError),
+    /// The agent answered with a protocol error. Its text is the agent's own
+    /// `error.message` (spec §9.5); `error` is the typed error, as far as the code and the
+    /// `ErrorInfo` details tell it.
+    #[error("{message}")]
+    Protocol {
+        /// The error, typed.
+        error: A2aError,
+        /// The agent's message.
+        message: String,
+    },
     /// The response does not follow the protocol.
     #[error("invalid response from the agent: {0}")]
     InvalidResponse(String),
     /// No agent card at the URL (neither `agent-card.json` nor the legacy `agent.json`).
-    #[error("no agent card found at {0}")]
-    CardNotFound(String),
+    #[error("no agent card found at {url}{}", hint.as_deref().map(|h| format!(": {h}")).unwrap_or_default())]
+    CardNotFound {
+        /// The URL asked for.
+        url: String,
+        /// What the server said (its 404 body's message, and the agents it lists).
+        hint: Option<String>,
+    },
     /// The card offers no interface this client speaks (JSON-RPC, v1.0 or v0.3).
     #[error(
         "the agent card offers no supported interface (this client speaks JSON-RPC 1.0 and 0.3): {0}"
@@ -54,9 +66,38 @@ impl ClientError {
     /// The protocol error, if the agent returned one.
     pub fn protocol(&self) -> Option<&A2aError> {
         match self {
-            Self::Protocol(e) => Some(e),
+            Self::Protocol { error, .. } => Some(error),
             _ => None,
         }
+    }
+
+    /// A protocol error received from an agent, keeping the agent's message.
+    pub fn from_jsonrpc(err: a2a_types::jsonrpc::JsonRpcError) -> Self {
+        let message = err.message.trim().to_owned();
+        let error = A2aError::from_jsonrpc(err);
+        let message = if message.is_empty() {
+            error.to_string()
+        } else {
+            message
+        };
+        Self::Protocol { error, message }
+    }
+
+    /// Fills in the task id of a task error whose agent did not say which task it was about
+    /// (only this project's servers send it in `ErrorInfo` metadata).
+    pub(crate) fn about_task(mut self, id: &str) -> Self {
+        if let Self::Protocol { error, .. } = &mut self {
+            match error {
+                A2aError::TaskNotFound { task_id }
+                | A2aError::TaskNotCancelable { task_id, .. }
+                    if task_id.is_empty() =>
+                {
+                    id.clone_into(task_id);
+                }
+                _ => {}
+            }
+        }
+        self
     }
 
     pub(crate) fn http(url: &str, source: reqwest::Error) -> Self {

@@ -263,6 +263,12 @@ impl TaskAccumulator {
         }
     }
 
+    /// What arrived so far, as an [`Outcome::Stopped`]: for callers that stop listening on
+    /// their own terms (a deadline of theirs, Ctrl-C). The task is not canceled.
+    pub fn into_stopped(self, reason: StopReason) -> Outcome {
+        self.stopped(reason, None)
+    }
+
     fn stopped(self, reason: StopReason, answer: Option<String>) -> Outcome {
         let answer = answer.unwrap_or_else(|| {
             self.task

@@ -219,7 +219,7 @@ impl TaskStream {
                 self.first = self.last_id.is_none();
                 Some(Ok(None))
             }
-            Err(ClientError::Protocol(_)) => {
+            Err(ClientError::Protocol { .. }) => {
                 // Terminal tasks cannot be subscribed to: fetch the final state instead.
                 match self.client.get_task(&task_id, None).await {
                     Ok(task) => {

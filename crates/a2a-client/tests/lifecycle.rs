@@ -85,7 +85,7 @@ async fn resolves_cards_and_prefers_v1() {
     let err = A2aClient::connect(&format!("{base}/a2a/nobody"))
         .await
         .unwrap_err();
-    assert!(matches!(err, ClientError::CardNotFound(_)), "{err}");
+    assert!(matches!(err, ClientError::CardNotFound { .. }), "{err}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -12,7 +12,7 @@ use axum::Router;
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{any, get};
 use serde_json::json;
 
 /// An agent to host.
@@ -49,7 +49,14 @@ impl HostAgent {
 impl From<crate::builtin::BuiltinAgent> for HostAgent {
     /// A built-in agent with the in-memory store.
     fn from(agent: crate::builtin::BuiltinAgent) -> Self {
-        Self::in_memory(agent.id, agent.executor, agent.card)
+        let mut handler = in_memory_handler(agent.executor, agent.card);
+        if let Some(extended) = agent.extended_card {
+            handler = handler.with_extended_card(extended);
+        }
+        Self {
+            id: agent.id.to_owned(),
+            handler: Arc::new(handler),
+        }
     }
 }
 
@@ -137,6 +144,18 @@ impl AgentHost {
         if index.root_card.is_none() {
             index_routes = index_routes.route("/", get(list_agents));
         }
+        if !index.cards.is_empty() {
+            // Unknown agent ids get a 404 that names the agents that are here (the hosted
+            // agents' own routes are static, so they take precedence over these).
+            for p in [
+                "/a2a/{id}",
+                "/a2a/{id}/",
+                "/a2a/{id}/.well-known/agent-card.json",
+                "/a2a/{id}/.well-known/agent.json",
+            ] {
+                index_routes = index_routes.route(p, any(unknown_agent));
+            }
+        }
         router.merge(index_routes.with_state(index))
     }
 }
@@ -171,6 +190,22 @@ async fn card_by_query(
             (StatusCode::NOT_FOUND, axum::Json(body)).into_response()
         }
     }
+}
+
+async fn unknown_agent(
+    State(index): State<Arc<Index>>,
+    axum::extract::Path(id): axum::extract::Path<String>,
+) -> Response {
+    let agents: Vec<&String> = index.cards.keys().collect();
+    let body = json!({
+        "error": {
+            "code": 404,
+            "status": "NOT_FOUND",
+            "message": format!("no agent {id:?} here; agents are served at /a2a/{{id}}"),
+            "agents": agents,
+        }
+    });
+    (StatusCode::NOT_FOUND, axum::Json(body)).into_response()
 }
 
 async fn list_agents(State(index): State<Arc<Index>>) -> Response {

@@ -12,7 +12,7 @@ use hdrhistogram::Histogram;
 use serde_json::json;
 
 use super::bench_conn::{Conn, Target};
-use super::common::ConnectArgs;
+use super::common::{ConnectArgs, TimeoutArg};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum Mode {
@@ -183,20 +183,23 @@ fn ms(us: u64) -> f64 {
     us as f64 / 1000.0
 }
 
+/// Time limit of one call on the library path (plain HTTP uses the lean path).
+const CALL_TIMEOUT: TimeoutArg = TimeoutArg { timeout: 60.0 };
+
 pub(crate) async fn run(mut args: BenchArgs) -> anyhow::Result<u8> {
     if args.concurrency == 0 {
         bail!("--concurrency must be at least 1");
     }
     if let Some(agent) = &args.agent {
-        args.conn.url = format!("{}/a2a/{agent}", args.conn.url.trim_end_matches('/'));
+        args.conn.url = format!("{}/a2a/{agent}", args.conn.url().trim_end_matches('/'));
     }
-    let client = args.conn.connect().await?;
+    let client = args.conn.connect_with(Some(CALL_TIMEOUT)).await?;
     if args.mode == Mode::Stream && !client.supports_streaming() {
         bail!("the agent does not declare streaming; use --mode send");
     }
     let target = match client.endpoint().parse::<http::Uri>() {
         Ok(uri) if uri.scheme_str() == Some("http") => {
-            let headers = args.conn.builder()?.headers().clone();
+            let headers = args.conn.builder(None)?.headers().clone();
             Some(Target {
                 uri,
                 version: client.protocol_version(),

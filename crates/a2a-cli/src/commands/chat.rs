@@ -6,13 +6,18 @@ use a2a_client::{Conversation, Decision, Outcome};
 use clap::Args;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
-use super::common::ConnectArgs;
+use super::common::{ConnectArgs, TimeoutArg};
 use crate::output::{self, LivePrinter};
 
 #[derive(Debug, Args)]
+#[command(
+    after_help = "Example:\n  a2a chat http://127.0.0.1:41241/a2a/multi\n\nIn the chat: /new starts a new conversation, /quit (or Ctrl-D) ends; //text sends \"/text\"."
+)]
 pub(crate) struct ChatArgs {
     #[command(flatten)]
     conn: ConnectArgs,
+    #[command(flatten)]
+    timeout: TimeoutArg,
     /// Continue this context.
     #[arg(long)]
     context: Option<String>,
@@ -22,7 +27,7 @@ pub(crate) struct ChatArgs {
 }
 
 pub(crate) async fn run(args: ChatArgs) -> anyhow::Result<u8> {
-    let client = args.conn.connect().await?;
+    let client = args.conn.connect_with(Some(args.timeout)).await?;
     println!(
         "chatting with {} at {} (A2A {}); /new starts a new conversation, /quit or Ctrl-D ends",
         client.card().name,
@@ -45,13 +50,21 @@ pub(crate) async fn run(args: ChatArgs) -> anyhow::Result<u8> {
         let Some(line) = lines.next_line().await? else {
             break;
         };
-        let line = line.trim();
+        let mut line = line.trim();
         match line {
             "" => continue,
             "/quit" | "/exit" => break,
             "/new" => {
                 conv = Conversation::new(client.clone());
                 println!("(new conversation)");
+                continue;
+            }
+            // `//text` sends "/text".
+            l if l.starts_with("//") => line = &line[1..],
+            l if l.starts_with('/') => {
+                println!(
+                    "unknown command {l}: /new starts a new conversation, /quit ends; //text sends \"/text\""
+                );
                 continue;
             }
             _ => {}
@@ -69,24 +82,21 @@ pub(crate) async fn run(args: ChatArgs) -> anyhow::Result<u8> {
             .await;
         printer.finish();
         match result {
-            Ok(outcome) => {
-                if !streaming {
-                    output::print_outcome(&outcome);
+            // A streamed reply was printed as it arrived, the agent's question included.
+            Ok(_) if streaming => {}
+            Ok(outcome) => match &outcome {
+                Outcome::InputRequired(i) => println!("agent: {}", i.prompt_text()),
+                Outcome::AuthRequired(i) => {
+                    println!("agent needs authentication: {}", i.prompt_text())
                 }
-                match &outcome {
-                    Outcome::InputRequired(i) => println!("agent: {}", i.prompt_text()),
-                    Outcome::AuthRequired(i) => {
-                        println!("agent needs authentication: {}", i.prompt_text())
+                Outcome::Failed(_) | Outcome::Rejected(_) | Outcome::Canceled(_) => {
+                    match outcome.reason().filter(|r| !r.trim().is_empty()) {
+                        Some(r) => println!("agent: the task ended: {r}"),
+                        None => println!("agent: the task ended"),
                     }
-                    Outcome::Failed(_) | Outcome::Rejected(_) => {
-                        println!(
-                            "agent: task ended: {}",
-                            outcome.reason().unwrap_or_default()
-                        );
-                    }
-                    _ => {}
                 }
-            }
+                other => output::print_outcome(other),
+            },
             Err(e) => eprintln!("a2a: error: {e}"),
         }
     }

@@ -1,29 +1,40 @@
 //! `a2a card | send | stream | get | list | cancel | subscribe`.
 
-use a2a_client::{A2aClient, Outcome, TaskAccumulator, TaskStream};
+use std::time::Duration;
+
+use a2a_client::{A2aClient, Outcome, StopReason, TaskAccumulator, TaskStream};
 use a2a_types::{
     ListTasksRequest, Message, SendMessageConfiguration, SendMessageRequest, TaskState,
 };
 use anyhow::Context;
 use clap::Args;
 
-use super::common::ConnectArgs;
+use super::common::{ConnectArgs, TimeoutArg};
 use crate::output::{self, LivePrinter};
 
+/// Exit status of an error: bad arguments, no connection, an error from the agent.
+pub(crate) const ERROR: u8 = 1;
 /// Exit status of a command whose task failed, was rejected or canceled.
 pub(crate) const TASK_FAILED: u8 = 2;
+/// Exit status of a command that stopped waiting (`--wait`); the task goes on.
+pub(crate) const GAVE_UP: u8 = 3;
+/// Exit status after Ctrl-C (128 + SIGINT, as shells report it); the task goes on.
+pub(crate) const INTERRUPTED: u8 = 130;
 
 #[derive(Debug, Args)]
+#[command(after_help = "Example:\n  a2a card http://127.0.0.1:41241/a2a/echo")]
 pub(crate) struct CardArgs {
     #[command(flatten)]
     conn: ConnectArgs,
+    #[command(flatten)]
+    timeout: TimeoutArg,
     /// Print the card as JSON.
     #[arg(long)]
     json: bool,
 }
 
 pub(crate) async fn card(args: CardArgs) -> anyhow::Result<u8> {
-    let client = args.conn.connect().await?;
+    let client = args.conn.connect_with(Some(args.timeout)).await?;
     let card = client.card();
     if args.json {
         output::json_pretty(card);
@@ -97,14 +108,23 @@ impl MessageArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  a2a send http://127.0.0.1:41241/a2a/echo \"task: hello\"\n  a2a send http://127.0.0.1:41241/a2a/slow 10 --wait 2   # give up waiting after 2 s; the task goes on"
+)]
 pub(crate) struct SendArgs {
     #[command(flatten)]
     conn: ConnectArgs,
     #[command(flatten)]
+    timeout: TimeoutArg,
+    #[command(flatten)]
     message: MessageArgs,
     /// Return as soon as the task exists instead of waiting for it to finish.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "wait")]
     no_wait: bool,
+    /// Stop waiting after this many seconds: print the task id, its state and what arrived
+    /// so far, and exit with status 3. The task is not canceled.
+    #[arg(long, value_name = "SECONDS")]
+    wait: Option<f64>,
     /// History messages to return.
     #[arg(long)]
     history: Option<i32>,
@@ -113,20 +133,39 @@ pub(crate) struct SendArgs {
     json: bool,
 }
 
-fn exit_code(o: &Outcome) -> u8 {
+/// The exit status of a command that ran or followed a task (see the README's table).
+pub(crate) fn exit_code(o: &Outcome) -> u8 {
     match o {
         Outcome::Failed(_) | Outcome::Rejected(_) | Outcome::Canceled(_) => TASK_FAILED,
+        Outcome::Stopped(_) => GAVE_UP,
         _ => 0,
     }
 }
 
+fn wait_duration(secs: f64) -> anyhow::Result<Duration> {
+    Duration::try_from_secs_f64(secs)
+        .ok()
+        .context("--wait must be a number of seconds, 0 or more")
+}
+
 pub(crate) async fn send(args: SendArgs) -> anyhow::Result<u8> {
-    let client = args.conn.connect().await?;
+    let client = args.conn.connect_with(Some(args.timeout)).await?;
     let mut req = args.message.request()?;
     let mut conf = SendMessageConfiguration::default();
     conf.return_immediately = args.no_wait;
     conf.history_length = args.history;
     req.configuration = Some(conf);
+    if let Some(secs) = args.wait {
+        // Follows the task (streaming when the agent streams) until it ends or time is up.
+        let outcome = client.run_with_deadline(req, wait_duration(secs)?).await?;
+        if args.json {
+            output::json_outcome(&outcome);
+        } else {
+            output::print_outcome(&outcome);
+            summary(&outcome, &args.conn);
+        }
+        return Ok(exit_code(&outcome));
+    }
     let resp = client.send(req).await?;
     if args.json {
         output::json_pretty(&resp);
@@ -139,34 +178,78 @@ pub(crate) async fn send(args: SendArgs) -> anyhow::Result<u8> {
 }
 
 #[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  a2a stream http://127.0.0.1:41241/a2a/multi start\n  a2a stream http://127.0.0.1:41241/a2a/slow 10 --wait 0.25   # stop following; the task goes on\n\nCtrl-C stops following too; the task keeps running (a2a cancel URL TASK_ID stops it)."
+)]
 pub(crate) struct StreamArgs {
     #[command(flatten)]
     conn: ConnectArgs,
     #[command(flatten)]
     message: MessageArgs,
+    /// Stop following after this many seconds: print the task id, its state and what
+    /// arrived so far, and exit with status 3. The task is not canceled.
+    #[arg(long, value_name = "SECONDS")]
+    wait: Option<f64>,
     /// Print each event as a JSON line.
     #[arg(long)]
     json: bool,
 }
 
-/// Prints a task stream live; returns the outcome.
-pub(crate) async fn follow(mut stream: TaskStream, json: bool) -> anyhow::Result<Outcome> {
+/// How following a stream ended.
+pub(crate) enum Followed {
+    /// The stream reached its end.
+    Done(Outcome),
+    /// `--wait` ran out ([`Outcome::Stopped`]).
+    GaveUp(Outcome),
+    /// Ctrl-C; what arrived so far ([`Outcome::Stopped`]).
+    Interrupted(Outcome),
+}
+
+/// Prints a task stream live until it ends, `wait` passes, or Ctrl-C.
+pub(crate) async fn follow(
+    mut stream: TaskStream,
+    json: bool,
+    wait: Option<Duration>,
+) -> anyhow::Result<Followed> {
     let mut acc = TaskAccumulator::new();
     let mut printer = LivePrinter::default();
-    while let Some(ev) = stream.next().await {
-        let ev = ev?;
-        acc.apply(&ev.response);
-        if json {
-            output::json_line(&ev.response);
-        } else {
-            printer.event(&ev);
+    let deadline = async {
+        match wait {
+            Some(d) => tokio::time::sleep(d).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(deadline);
+    let interrupt = tokio::signal::ctrl_c();
+    tokio::pin!(interrupt);
+    loop {
+        tokio::select! {
+            ev = stream.next() => {
+                let Some(ev) = ev else { break };
+                let ev = ev?;
+                acc.apply(&ev.response);
+                if json {
+                    output::json_line(&ev.response);
+                } else {
+                    printer.event(&ev);
+                }
+            }
+            () = &mut deadline => {
+                printer.finish();
+                return Ok(Followed::GaveUp(acc.into_stopped(StopReason::Deadline)));
+            }
+            _ = &mut interrupt => {
+                printer.finish();
+                return Ok(Followed::Interrupted(acc.into_stopped(StopReason::Listener)));
+            }
         }
     }
     printer.finish();
-    Ok(acc.into_outcome()?)
+    Ok(Followed::Done(acc.into_outcome()?))
 }
 
-fn summary(o: &Outcome) {
+/// The closing line of `send --wait`, `stream` and `subscribe`.
+fn summary(o: &Outcome, conn: &ConnectArgs) {
     match o {
         Outcome::InputRequired(i) | Outcome::AuthRequired(i) => println!(
             "the agent is waiting: continue with --task {} --context {}",
@@ -178,43 +261,83 @@ fn summary(o: &Outcome) {
         }
         Outcome::Failed(_) | Outcome::Rejected(_) | Outcome::Canceled(_) => {
             let state = o.task().map_or(TaskState::Unspecified, |t| t.status.state);
-            println!(
-                "{}: {}",
-                state
-                    .as_str()
-                    .trim_start_matches("TASK_STATE_")
-                    .to_lowercase(),
-                o.reason().unwrap_or_default()
-            );
+            let name = output::state_label(state);
+            match o.reason().filter(|r| !r.trim().is_empty()) {
+                Some(reason) => println!("{name}: {reason}"),
+                None => println!("{name}"),
+            }
+        }
+        Outcome::Stopped(s) => {
+            let state = s
+                .task
+                .as_ref()
+                .map_or("not started", |t| output::state_label(t.status.state));
+            match s.task_id() {
+                Some(id) => println!(
+                    "stopped waiting: task {id} is {state} and keeps running; cancel it with: a2a cancel {} {id}",
+                    conn.url()
+                ),
+                None => println!("stopped waiting before the agent created a task"),
+            }
         }
         _ => {}
+    }
+}
+
+/// Ends a followed stream: closing line, exit status.
+fn finish_follow(followed: Followed, json: bool, conn: &ConnectArgs) -> u8 {
+    match followed {
+        Followed::Done(o) | Followed::GaveUp(o) => {
+            if json {
+                if matches!(o, Outcome::Stopped(_)) {
+                    output::json_outcome(&o);
+                }
+            } else {
+                summary(&o, conn);
+            }
+            exit_code(&o)
+        }
+        Followed::Interrupted(o) => {
+            // Always on stderr: stdout may be a pipe of JSON lines.
+            match o.task_id() {
+                Some(id) => eprintln!(
+                    "\ninterrupted: task {id} keeps running on the agent; cancel it with: a2a cancel {} {id}",
+                    conn.url()
+                ),
+                None => eprintln!("\ninterrupted"),
+            }
+            INTERRUPTED
+        }
     }
 }
 
 pub(crate) async fn stream(args: StreamArgs) -> anyhow::Result<u8> {
     let client = args.conn.connect().await?;
     let req = args.message.request()?;
-    let outcome = if client.supports_streaming() {
-        follow(client.stream(req).await?, args.json).await?
-    } else {
+    let wait = args.wait.map(wait_duration).transpose()?;
+    if !client.supports_streaming() {
         eprintln!("a2a: the agent does not stream; sending instead");
-        let o = Outcome::from_response(client.send(req).await?);
+        let o = match wait {
+            Some(d) => client.run_with_deadline(req, d).await?,
+            None => Outcome::from_response(client.send(req).await?),
+        };
         output::print_outcome(&o);
-        o
-    };
-    if !args.json {
-        summary(&outcome);
+        return Ok(exit_code(&o));
     }
-    Ok(exit_code(&outcome))
+    let followed = follow(client.stream(req).await?, args.json, wait).await?;
+    Ok(finish_follow(followed, args.json, &args.conn))
 }
 
 #[derive(Debug, Args)]
-pub(crate) struct TaskArgs {
+#[command(after_help = "Example:\n  a2a get http://127.0.0.1:41241/a2a/echo TASK_ID --history 5")]
+pub(crate) struct GetArgs {
     #[command(flatten)]
     conn: ConnectArgs,
+    #[command(flatten)]
+    timeout: TimeoutArg,
     /// The task id.
     task: String,
-    /// History messages to return (get).
+    /// History messages to return.
     #[arg(long)]
     history: Option<i32>,
     /// Print JSON.
@@ -222,8 +345,39 @@ pub(crate) struct TaskArgs {
     json: bool,
 }
 
-pub(crate) async fn get(args: TaskArgs) -> anyhow::Result<u8> {
-    let client = args.conn.connect().await?;
+#[derive(Debug, Args)]
+#[command(after_help = "Example:\n  a2a cancel http://127.0.0.1:41241/a2a/slow TASK_ID")]
+pub(crate) struct CancelArgs {
+    #[command(flatten)]
+    conn: ConnectArgs,
+    #[command(flatten)]
+    timeout: TimeoutArg,
+    /// The task id.
+    task: String,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Example:\n  a2a subscribe http://127.0.0.1:41241/a2a/slow TASK_ID\n\nCtrl-C stops following; the task keeps running."
+)]
+pub(crate) struct SubscribeArgs {
+    #[command(flatten)]
+    conn: ConnectArgs,
+    /// The task id.
+    task: String,
+    /// Stop following after this many seconds (exit status 3); the task goes on.
+    #[arg(long, value_name = "SECONDS")]
+    wait: Option<f64>,
+    /// Print each event as a JSON line.
+    #[arg(long)]
+    json: bool,
+}
+
+pub(crate) async fn get(args: GetArgs) -> anyhow::Result<u8> {
+    let client = args.conn.connect_with(Some(args.timeout)).await?;
     let task = client.get_task(&args.task, args.history).await?;
     if args.json {
         output::json_pretty(&task);
@@ -233,34 +387,42 @@ pub(crate) async fn get(args: TaskArgs) -> anyhow::Result<u8> {
     Ok(0)
 }
 
-pub(crate) async fn cancel(args: TaskArgs) -> anyhow::Result<u8> {
-    let client = args.conn.connect().await?;
+/// Exits 0 once the task is canceled; a task that cannot be canceled (it already ended)
+/// is the agent's error, exit 1.
+pub(crate) async fn cancel(args: CancelArgs) -> anyhow::Result<u8> {
+    let client = args.conn.connect_with(Some(args.timeout)).await?;
     let task = client.cancel_task(&args.task).await?;
     if args.json {
         output::json_pretty(&task);
     } else {
         output::print_task(&task);
     }
-    Ok(if task.status.state == TaskState::Canceled {
-        0
+    if task.status.state == TaskState::Canceled {
+        Ok(0)
     } else {
-        TASK_FAILED
-    })
+        eprintln!(
+            "a2a: the agent accepted the cancel request, but task {} is {}",
+            task.id,
+            output::state_label(task.status.state)
+        );
+        Ok(ERROR)
+    }
 }
 
-pub(crate) async fn subscribe(args: TaskArgs) -> anyhow::Result<u8> {
+pub(crate) async fn subscribe(args: SubscribeArgs) -> anyhow::Result<u8> {
     let client = args.conn.connect().await?;
-    let outcome = follow(client.subscribe(&args.task).await?, args.json).await?;
-    if !args.json {
-        summary(&outcome);
-    }
-    Ok(exit_code(&outcome))
+    let wait = args.wait.map(wait_duration).transpose()?;
+    let followed = follow(client.subscribe(&args.task).await?, args.json, wait).await?;
+    Ok(finish_follow(followed, args.json, &args.conn))
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = "Example:\n  a2a list http://127.0.0.1:41241/a2a/slow --state working")]
 pub(crate) struct ListArgs {
     #[command(flatten)]
     conn: ConnectArgs,
+    #[command(flatten)]
+    timeout: TimeoutArg,
     /// Only tasks of this context.
     #[arg(long)]
     context: Option<String>,
@@ -279,7 +441,7 @@ pub(crate) struct ListArgs {
 }
 
 pub(crate) async fn list(args: ListArgs) -> anyhow::Result<u8> {
-    let client: A2aClient = args.conn.connect().await?;
+    let client: A2aClient = args.conn.connect_with(Some(args.timeout)).await?;
     let mut req = ListTasksRequest::default();
     req.context_id = args.context;
     req.page_size = args.page_size;

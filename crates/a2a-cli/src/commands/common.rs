@@ -30,19 +30,40 @@ pub(crate) struct ConnectArgs {
     /// Protocol version to use (default: 1.0 when the card offers it, else 0.3).
     #[arg(long, value_enum)]
     pub(crate) protocol: Option<ProtocolArg>,
-    /// Time limit of each non-streaming call, in seconds.
-    #[arg(long, default_value_t = 300.0)]
-    pub(crate) timeout: f64,
     /// Skip the agent card: talk JSON-RPC to URL directly.
     #[arg(long)]
     pub(crate) no_card: bool,
 }
 
+/// The time limit of a command's request/response calls (not of streams).
+#[derive(Debug, Clone, Copy, Args)]
+pub(crate) struct TimeoutArg {
+    /// Time limit of the call, in seconds.
+    #[arg(long, default_value_t = 300.0, value_name = "SECONDS")]
+    pub(crate) timeout: f64,
+}
+
+/// `URL` with `http://` in front when it names no scheme (`localhost:41241/a2a/echo`).
+pub(crate) fn with_scheme(url: &str) -> String {
+    let url = url.trim();
+    if url.contains("://") {
+        url.to_owned()
+    } else {
+        format!("http://{url}")
+    }
+}
+
 impl ConnectArgs {
-    pub(crate) fn builder(&self) -> anyhow::Result<ClientBuilder> {
-        let mut b = A2aClient::builder()
-            .connect_timeout(Duration::from_secs(10))
-            .timeout(Duration::from_secs_f64(self.timeout.max(0.001)));
+    /// The agent's URL, with a scheme.
+    pub(crate) fn url(&self) -> String {
+        with_scheme(&self.url)
+    }
+
+    pub(crate) fn builder(&self, timeout: Option<TimeoutArg>) -> anyhow::Result<ClientBuilder> {
+        let mut b = A2aClient::builder().connect_timeout(Duration::from_secs(10));
+        if let Some(t) = timeout {
+            b = b.timeout(Duration::from_secs_f64(t.timeout.max(0.001)));
+        }
         for h in &self.headers {
             let Some((k, v)) = h.split_once(':') else {
                 bail!("--header {h:?}: expected `Name: value`");
@@ -58,15 +79,24 @@ impl ConnectArgs {
         Ok(b)
     }
 
+    /// A client for streams and subscriptions (no time limit per call).
     pub(crate) async fn connect(&self) -> anyhow::Result<A2aClient> {
-        let b = self.builder()?;
+        self.connect_with(None).await
+    }
+
+    /// A client whose request/response calls end after `timeout`.
+    pub(crate) async fn connect_with(
+        &self,
+        timeout: Option<TimeoutArg>,
+    ) -> anyhow::Result<A2aClient> {
+        let b = self.builder(timeout)?;
+        let url = self.url();
         if self.no_card {
             let v = self.protocol.map_or(ProtocolVersion::V1, version);
-            return b.endpoint(&self.url, v).context("cannot set up the client");
+            return b.endpoint(&url, v).context("cannot set up the client");
         }
-        b.connect(&self.url)
-            .await
-            .with_context(|| format!("cannot connect to {}", self.url))
+        // The client's error names the URL; no context needed.
+        Ok(b.connect(&url).await?)
     }
 }
 

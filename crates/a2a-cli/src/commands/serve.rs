@@ -70,7 +70,11 @@ fn handler_for(agent: &builtin::BuiltinAgent, args: &ServeArgs) -> Arc<RequestHa
     let mut config = HandlerConfig::default();
     config.default_history_length = args.default_history_length;
     config.max_history_length = args.max_history_length;
-    Arc::new(RequestHandler::new(runtime, agent.card.clone(), config))
+    let mut handler = RequestHandler::new(runtime, agent.card.clone(), config);
+    if let Some(extended) = &agent.extended_card {
+        handler = handler.with_extended_card(extended.clone());
+    }
+    Arc::new(handler)
 }
 
 pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {

@@ -1,7 +1,12 @@
-//! `conformance`: the test agent of the A2A TCK scenarios (`shared/conformance/*.feature`),
-//! keyed on the prefix of the incoming `messageId`, so external conformance suites can drive
-//! the server through the protocol alone. Unknown prefixes complete the task with
-//! "Hello from TCK" (the scenarios' default).
+//! `conformance`: the test agent of both official A2A conformance suites (TCK), driven
+//! through the protocol alone.
+//!
+//! - A `messageId` starting with `tck-` (or `test-resubscribe-message-id`) follows the v1.0
+//!   suite's scenarios, selected by prefix (see [`ConformanceAgent`]); an unknown `tck-`
+//!   prefix completes the task with "Hello from TCK", the scenarios' default.
+//! - Any other message (the v0.3 suite sends plain messages) keeps its task open in
+//!   `INPUT_REQUIRED`, recording the turn in the status message, so the task can be continued
+//!   with its `taskId` any number of times, read with `historyLength`, and canceled.
 
 use std::time::Duration;
 
@@ -12,7 +17,19 @@ use serde_json::json;
 
 use super::{base_card, skill};
 
-/// The TCK test agent.
+/// The TCK test agent. Its v1.0 scenarios, by `messageId` prefix:
+///
+/// | prefix | behaviour |
+/// |---|---|
+/// | `tck-complete-task` (and any other `tck-`) | COMPLETED with the status message "Hello from TCK" |
+/// | `tck-artifact-text` / `-file` / `-file-url` / `-data` | COMPLETED with one artifact of that part kind |
+/// | `tck-message-response` | a direct Message reply, no task |
+/// | `tck-input-required` | INPUT_REQUIRED |
+/// | `tck-reject-task` | REJECTED ("rejected") |
+/// | `tck-stream-001`, `-003`, `-ordering-001`, `-artifact-text`, `-artifact-file` | WORKING, one artifact, COMPLETED |
+/// | `tck-stream-002` | COMPLETED |
+/// | `tck-stream-artifact-chunked` | WORKING, an artifact in two chunks (`append`, `lastChunk`), COMPLETED |
+/// | `test-resubscribe-message-id` | WORKING for twice `TCK_STREAMING_TIMEOUT`, cancellably, then COMPLETED |
 #[derive(Debug, Clone, Copy)]
 pub struct ConformanceAgent {
     /// `TCK_STREAMING_TIMEOUT`: the long-running scenario works for twice this long.
@@ -42,16 +59,31 @@ impl ConformanceAgent {
 }
 
 pub(crate) fn card() -> AgentCard {
-    base_card(
+    let mut card = base_card(
         "A2A TCK Conformance Agent",
-        "The test agent of the A2A TCK: behaviour is selected by the messageId prefix (tck-complete-task, tck-artifact-text, tck-input-required, tck-stream-001, ...).",
+        "The test agent of the A2A conformance suites: messageIds starting with tck- select a v1.0 scenario (tck-complete-task, tck-artifact-text, tck-input-required, tck-stream-001, ...); any other message keeps its task open in INPUT_REQUIRED, one turn at a time.",
         vec![skill(
             "tck",
             "TCK scenarios",
             "Conformance test behaviours",
             &["hello"],
         )],
-    )
+    );
+    // Declare every capability the server implements, so the suites test each of them.
+    card.capabilities.extended_agent_card = Some(true);
+    card
+}
+
+/// The extended card: the public card plus a skill only callers of `GetExtendedAgentCard` see.
+pub(crate) fn extended_card(public: &AgentCard) -> AgentCard {
+    let mut card = public.clone();
+    card.skills.push(skill(
+        "tck-extended",
+        "Extended card skill",
+        "Listed only in the extended agent card",
+        &["hello"],
+    ));
+    card
 }
 
 fn text_artifact(text: &str) -> Artifact {
@@ -149,8 +181,18 @@ impl AgentExecutor for ConformanceAgent {
             .await?;
         } else if is("tck-reject-task") {
             u.reject(Some(u.agent_text("rejected"))).await?;
-        } else {
+        } else if is("tck-") {
             u.complete(Some(u.agent_text("Hello from TCK"))).await?;
+        } else {
+            // The v0.3 suite's plain messages: keep the task open, one turn at a time.
+            let turn = 1 + ctx.task.as_ref().map_or(0, |t| {
+                t.history.iter().filter(|m| m.role == Role::User).count()
+            });
+            let text = format!(
+                "Turn {turn} received: {}. Continue this task with its taskId, or cancel it.",
+                ctx.user_text()
+            );
+            u.require_input(Some(u.agent_text(text))).await?;
         }
         Ok(())
     }

@@ -27,6 +27,8 @@ pub struct BuiltinAgent {
     pub executor: Arc<dyn AgentExecutor>,
     /// The card template.
     pub card: AgentCard,
+    /// The extended card served to `GetExtendedAgentCard`, when the agent declares one.
+    pub extended_card: Option<AgentCard>,
 }
 
 impl std::fmt::Debug for BuiltinAgent {
@@ -50,7 +52,14 @@ pub fn builtin(name: &str) -> Option<BuiltinAgent> {
         ),
         _ => return None,
     };
-    Some(BuiltinAgent { id, executor, card })
+    let extended_card = (card.capabilities.extended_agent_card == Some(true))
+        .then(|| conformance::extended_card(&card));
+    Some(BuiltinAgent {
+        id,
+        executor,
+        card,
+        extended_card,
+    })
 }
 
 /// A card with the fields every built-in agent shares.

@@ -146,6 +146,7 @@ impl TaskRuntime {
 
     fn policy(&self) -> ClosePolicy {
         ClosePolicy {
+            on_interrupted: true,
             on_auth_required: self.shared.config.close_stream_on_auth_required,
         }
     }
@@ -347,7 +348,8 @@ impl TaskRuntime {
     }
 
     /// Follows an existing task: the current snapshot first (or, with `after_seq`, the
-    /// events logged after it), then live events until a terminal or interrupted state.
+    /// events logged after it), then live events until a terminal state. Interrupted states
+    /// do not end a subscription (spec §3.1.6): the task goes on when its input arrives.
     pub async fn subscribe(
         &self,
         task_id: &str,
@@ -366,29 +368,29 @@ impl TaskRuntime {
                     .events_after(task_id, after)
                     .await
                     .map_err(store_failure)?;
-                let cursor = after;
                 Ok(TaskEventStream::new(
                     task_id.to_owned(),
                     sh.store.clone(),
                     sub,
-                    cursor,
-                    self.policy(),
+                    after,
+                    ClosePolicy::TERMINAL_ONLY,
                 )
                 .with_backlog(backlog))
             }
             _ => {
                 if state.is_terminal() {
-                    return Err(terminal_task(task_id, state));
+                    return Err(A2aError::unsupported(format!(
+                        "task {task_id} is in terminal state {state}; a finished task cannot be subscribed to (GetTask returns it)"
+                    )));
                 }
-                let closes = self.policy().closes(state);
                 Ok(TaskEventStream::new(
                     task_id.to_owned(),
                     sh.store.clone(),
                     sub,
                     snap.seq,
-                    self.policy(),
+                    ClosePolicy::TERMINAL_ONLY,
                 )
-                .with_snapshot(snap.task, snap.seq, closes))
+                .with_snapshot(snap.task, snap.seq, false))
             }
         }
     }
@@ -403,7 +405,7 @@ pub(crate) fn store_failure(e: impl std::fmt::Display) -> A2aError {
 
 pub(crate) fn terminal_task(task_id: &str, state: TaskState) -> A2aError {
     A2aError::unsupported(format!(
-        "task {task_id} is in terminal state {state} and cannot accept further messages or subscriptions"
+        "task {task_id} is in terminal state {state} and cannot accept further messages"
     ))
 }
 

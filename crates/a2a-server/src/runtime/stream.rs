@@ -52,16 +52,27 @@ impl StreamItem {
 /// Which states end a stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ClosePolicy {
-    /// Close on `TASK_STATE_AUTH_REQUIRED` too (the spec's streaming guide), or keep the
-    /// stream open while credentials arrive out of band (§7.6.1).
+    /// Close on the interrupted states: a `SendStreamingMessage` stream answers one message,
+    /// so it ends when the agent waits for the next one. A `SubscribeToTask` stream follows
+    /// the task until a terminal state (spec §3.1.6), so it stays open through them.
+    pub(crate) on_interrupted: bool,
+    /// With `on_interrupted`: close on `TASK_STATE_AUTH_REQUIRED` too (the spec's streaming
+    /// guide), or keep the stream open while credentials arrive out of band (§7.6.1).
     pub(crate) on_auth_required: bool,
 }
 
 impl ClosePolicy {
+    /// Only terminal states end the stream (subscriptions).
+    pub(crate) const TERMINAL_ONLY: Self = Self {
+        on_interrupted: false,
+        on_auth_required: false,
+    };
+
     pub(crate) fn closes(self, state: TaskState) -> bool {
         state.is_terminal()
-            || state == TaskState::InputRequired
-            || (state == TaskState::AuthRequired && self.on_auth_required)
+            || (self.on_interrupted
+                && (state == TaskState::InputRequired
+                    || (state == TaskState::AuthRequired && self.on_auth_required)))
     }
 }
 

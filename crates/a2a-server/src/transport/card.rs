@@ -1,8 +1,9 @@
 //! Serving agent cards: the strict v1.0 card at `/.well-known/agent-card.json`, a
-//! v0.3-shaped card at the legacy `/.well-known/agent.json`, with `ETag` and
-//! `Cache-Control`.
+//! v0.3-shaped card at the legacy `/.well-known/agent.json`, with `Cache-Control`, `ETag`
+//! and `Last-Modified`, answering conditional requests with 304.
 
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use a2a_types::{AgentCard, AgentInterface, binding, v03};
 use axum::extract::State;
@@ -28,8 +29,15 @@ const CACHE_CONTROL: &str = "public, max-age=300";
 #[derive(Debug)]
 struct Rendered {
     base: String,
-    card: (Bytes, String),
-    legacy: (Bytes, String),
+    card: Body,
+    legacy: Body,
+}
+
+/// One rendered card and its validators.
+#[derive(Debug)]
+struct Body {
+    bytes: Bytes,
+    etag: String,
 }
 
 /// Serves one agent's cards.
@@ -39,6 +47,9 @@ pub struct CardEndpoint {
     path: String,
     public_url: Option<String>,
     compat: CardCompat,
+    /// When the card took its current content (second precision, as HTTP dates have).
+    modified: SystemTime,
+    modified_header: HeaderValue,
     cache: Mutex<Option<Arc<Rendered>>>,
 }
 
@@ -52,11 +63,20 @@ impl CardEndpoint {
         public_url: Option<String>,
         compat: CardCompat,
     ) -> Self {
+        // The card is fixed for the life of the endpoint: it was last modified now.
+        let secs = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let modified = UNIX_EPOCH + Duration::from_secs(secs);
+        let modified_header = HeaderValue::from_str(&httpdate::fmt_http_date(modified))
+            .unwrap_or_else(|_| HeaderValue::from_static("Thu, 01 Jan 1970 00:00:00 GMT"));
         Self {
             template,
             path: path.into(),
             public_url: public_url.map(|u| u.trim_end_matches('/').to_owned()),
             compat,
+            modified,
+            modified_header,
             cache: Mutex::new(None),
         }
     }
@@ -119,49 +139,64 @@ impl CardEndpoint {
     }
 }
 
-fn with_etag(body: Vec<u8>) -> (Bytes, String) {
+fn with_etag(body: Vec<u8>) -> Body {
     // FNV-1a: a stable content hash, enough to tell card versions apart.
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in &body {
         h ^= u64::from(*b);
         h = h.wrapping_mul(0x0100_0000_01b3);
     }
-    (Bytes::from(body), format!("\"{h:016x}\""))
+    Body {
+        bytes: Bytes::from(body),
+        etag: format!("\"{h:016x}\""),
+    }
 }
 
-fn respond(headers: &HeaderMap, (body, etag): &(Bytes, String)) -> Response {
-    let not_modified = headers
-        .get(header::IF_NONE_MATCH)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| {
-            v.split(',')
-                .any(|t| t.trim().trim_start_matches("W/") == etag || t.trim() == "*")
-        });
-    let mut resp = if not_modified {
-        StatusCode::NOT_MODIFIED.into_response()
-    } else {
-        let mut r = body.clone().into_response();
-        r.headers_mut().insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        );
-        r
-    };
-    let h = resp.headers_mut();
-    h.insert(
-        header::CACHE_CONTROL,
-        HeaderValue::from_static(CACHE_CONTROL),
-    );
-    if let Ok(v) = HeaderValue::from_str(etag) {
-        h.insert(header::ETAG, v);
+impl CardEndpoint {
+    /// Whether the client's cached copy is current (RFC 9110 §13.2.2: `If-None-Match` when
+    /// present, else `If-Modified-Since`).
+    fn not_modified(&self, headers: &HeaderMap, etag: &str) -> bool {
+        if let Some(tags) = headers.get(header::IF_NONE_MATCH) {
+            return tags.to_str().is_ok_and(|v| {
+                v.split(',')
+                    .any(|t| t.trim().trim_start_matches("W/") == etag || t.trim() == "*")
+            });
+        }
+        headers
+            .get(header::IF_MODIFIED_SINCE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| httpdate::parse_http_date(v).ok())
+            .is_some_and(|since| self.modified <= since)
     }
-    resp
+
+    fn respond(&self, headers: &HeaderMap, body: &Body) -> Response {
+        let mut resp = if self.not_modified(headers, &body.etag) {
+            StatusCode::NOT_MODIFIED.into_response()
+        } else {
+            let mut r = body.bytes.clone().into_response();
+            r.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+            r
+        };
+        let h = resp.headers_mut();
+        h.insert(
+            header::CACHE_CONTROL,
+            HeaderValue::from_static(CACHE_CONTROL),
+        );
+        if let Ok(v) = HeaderValue::from_str(&body.etag) {
+            h.insert(header::ETAG, v);
+        }
+        h.insert(header::LAST_MODIFIED, self.modified_header.clone());
+        resp
+    }
 }
 
 /// `GET …/.well-known/agent-card.json`.
 pub async fn agent_card(State(ep): State<Arc<CardEndpoint>>, headers: HeaderMap) -> Response {
     let rendered = ep.render(&ep.base(&headers));
-    respond(&headers, &rendered.card)
+    ep.respond(&headers, &rendered.card)
 }
 
 /// `GET …/.well-known/agent.json` (v0.3 card).
@@ -170,5 +205,5 @@ pub async fn legacy_agent_card(
     headers: HeaderMap,
 ) -> Response {
     let rendered = ep.render(&ep.base(&headers));
-    respond(&headers, &rendered.legacy)
+    ep.respond(&headers, &rendered.legacy)
 }

@@ -96,12 +96,13 @@ pub(crate) fn success_body<R: Serialize>(id: Option<&RawValue>, result: R) -> St
     }
 }
 
-/// An error response body; v0.3 errors carry no `data` array.
+/// An error response body; v0.3 errors speak v0.3 (no `data` array, v0.3 state names).
 pub(crate) fn error_body(id: Option<&RawValue>, err: &A2aError, v03: bool) -> String {
-    let mut error = err.to_jsonrpc();
-    if v03 {
-        error.data = None;
-    }
+    let error = if v03 {
+        v03::jsonrpc_error(err)
+    } else {
+        err.to_jsonrpc()
+    };
     serde_json::to_string(&Failure {
         jsonrpc: "2.0",
         id,
@@ -147,7 +148,34 @@ fn first_byte(s: &[u8]) -> Option<u8> {
     s.iter().copied().find(|b| !b.is_ascii_whitespace())
 }
 
-fn parse_envelope(body: &[u8]) -> Result<Envelope<'_>, A2aError> {
+/// A request that is not a valid JSON-RPC request, with its `id` when that much was readable
+/// (JSON-RPC 2.0 §5: the error answers with the request's id if it could be determined).
+#[derive(Debug)]
+struct EnvelopeError<'a> {
+    id: Option<&'a RawValue>,
+    error: A2aError,
+}
+
+impl From<A2aError> for EnvelopeError<'_> {
+    fn from(error: A2aError) -> Self {
+        Self { id: None, error }
+    }
+}
+
+#[derive(Deserialize)]
+struct IdOnly<'a> {
+    #[serde(borrow, default)]
+    id: Option<&'a RawValue>,
+}
+
+fn is_valid_id(id: &RawValue) -> bool {
+    matches!(
+        first_byte(id.get().as_bytes()),
+        Some(b'"' | b'-' | b'0'..=b'9' | b'n')
+    )
+}
+
+fn parse_envelope(body: &[u8]) -> Result<Envelope<'_>, EnvelopeError<'_>> {
     let parsed: Result<Envelope<'_>, _> = match first_byte(body) {
         Some(b'{') => serde_json::from_slice(body),
         _ => {
@@ -161,39 +189,49 @@ fn parse_envelope(body: &[u8]) -> Result<Envelope<'_>, A2aError> {
                     Err(e) => A2aError::Parse {
                         detail: e.to_string(),
                     },
-                },
+                }
+                .into(),
             );
         }
     };
-    let env = parsed.map_err(
-        |e| match serde_json::from_slice::<serde::de::IgnoredAny>(body) {
+    let env = parsed.map_err(|e| {
+        match serde_json::from_slice::<serde::de::IgnoredAny>(body) {
             Err(syntax) => A2aError::Parse {
                 detail: syntax.to_string(),
+            }
+            .into(),
+            Ok(_) => EnvelopeError {
+                // Valid JSON with a member of the wrong type: answer with the id if it is one.
+                id: serde_json::from_slice::<IdOnly<'_>>(body)
+                    .ok()
+                    .and_then(|i| i.id)
+                    .filter(|id| is_valid_id(id)),
+                error: A2aError::InvalidRequest {
+                    detail: e.to_string(),
+                },
             },
-            Ok(_) => A2aError::InvalidRequest {
-                detail: e.to_string(),
-            },
-        },
-    )?;
-    if env.jsonrpc.as_deref() != Some("2.0") {
-        return Err(A2aError::InvalidRequest {
-            detail: "\"jsonrpc\" must be \"2.0\"".into(),
-        });
-    }
+        }
+    })?;
     if let Some(id) = env.id
-        && !matches!(
-            first_byte(id.get().as_bytes()),
-            Some(b'"' | b'-' | b'0'..=b'9' | b'n')
-        )
+        && !is_valid_id(id)
     {
         return Err(A2aError::InvalidRequest {
             detail: "\"id\" must be a string, a number or null".into(),
-        });
+        }
+        .into());
+    }
+    // From here on the id is known, so the error carries it.
+    let invalid = |detail: &str| EnvelopeError {
+        id: env.id,
+        error: A2aError::InvalidRequest {
+            detail: detail.into(),
+        },
+    };
+    if env.jsonrpc.as_deref() != Some("2.0") {
+        return Err(invalid("\"jsonrpc\" must be \"2.0\""));
     }
     if env.method.as_deref().is_none_or(str::is_empty) {
-        return Err(A2aError::InvalidRequest {
-            detail: "\"method\" is required".into(),
-        });
+        return Err(invalid("\"method\" is required"));
     }
     Ok(env)
 }
@@ -241,6 +279,26 @@ fn call_context(version: ProtocolVersion, headers: HeaderMap) -> Arc<CallContext
     Arc::new(call)
 }
 
+/// The request's media type when it is not JSON (`application/json`, `application/*+json`,
+/// `application/json-rpc`). A request without `Content-Type` is read as JSON.
+fn unsupported_content_type(headers: &HeaderMap) -> Option<String> {
+    let value = headers.get(header::CONTENT_TYPE)?;
+    let Ok(text) = value.to_str() else {
+        return Some(String::from_utf8_lossy(value.as_bytes()).into_owned());
+    };
+    let essence = text.split(';').next().unwrap_or("").trim();
+    let json = essence.eq_ignore_ascii_case("application/json")
+        || essence.eq_ignore_ascii_case("application/json-rpc")
+        || (essence.len() > "application/+json".len()
+            && essence
+                .get(..12)
+                .is_some_and(|s| s.eq_ignore_ascii_case("application/"))
+            && essence
+                .get(essence.len() - 5..)
+                .is_some_and(|s| s.eq_ignore_ascii_case("+json")));
+    (!json).then(|| essence.to_owned())
+}
+
 /// The axum handler of a JSON-RPC endpoint.
 pub async fn handle(State(ep): State<Arc<JsonRpcEndpoint>>, request: Request) -> Response {
     // Take the request apart rather than extracting headers and URI (which clones them).
@@ -253,6 +311,14 @@ pub async fn handle(State(ep): State<Arc<JsonRpcEndpoint>>, request: Request) ->
         };
         json_response(StatusCode::PAYLOAD_TOO_LARGE, error_body(None, &err, false))
     };
+    // The media type decides how the body is read, so it is checked before the body is.
+    if let Some(media_type) = unsupported_content_type(&headers) {
+        let err = A2aError::ContentTypeNotSupported { media_type };
+        return json_response(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            error_body(None, &err, false),
+        );
+    }
     let declared = headers
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
@@ -281,7 +347,7 @@ pub async fn handle(State(ep): State<Arc<JsonRpcEndpoint>>, request: Request) ->
     };
     let env = match parse_envelope(&bytes) {
         Ok(env) => env,
-        Err(e) => return fail(None, &e, false),
+        Err(e) => return fail(e.id, &e.error, false),
     };
     let id = env.id;
     let method = env.method.as_deref().unwrap_or_default();
@@ -459,37 +525,50 @@ async fn dispatch_v03(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use a2a_types::ErrorCode;
+
+    fn error_of(body: &[u8]) -> (Option<String>, A2aError) {
+        let e = parse_envelope(body).err().expect("an invalid envelope");
+        (e.id.map(|i| i.get().to_owned()), e.error)
+    }
 
     #[test]
     fn envelope_errors() {
-        assert!(matches!(
-            parse_envelope(b"{not json"),
-            Err(A2aError::Parse { .. })
-        ));
-        assert!(matches!(
-            parse_envelope(b"[1,2]"),
-            Err(A2aError::InvalidRequest { .. })
-        ));
-        assert!(matches!(
-            parse_envelope(b"\"x\""),
-            Err(A2aError::InvalidRequest { .. })
-        ));
-        assert!(matches!(
-            parse_envelope(br#"{"jsonrpc":"1.0","id":1,"method":"GetTask"}"#),
-            Err(A2aError::InvalidRequest { .. })
-        ));
-        assert!(matches!(
-            parse_envelope(br#"{"jsonrpc":"2.0","id":{},"method":"GetTask"}"#),
-            Err(A2aError::InvalidRequest { .. })
-        ));
-        assert!(matches!(
-            parse_envelope(br#"{"jsonrpc":"2.0","id":1,"method":5}"#),
-            Err(A2aError::InvalidRequest { .. })
-        ));
-        assert!(matches!(
-            parse_envelope(br#"{"jsonrpc":"2.0","id":1}"#),
-            Err(A2aError::InvalidRequest { .. })
-        ));
+        let cases: &[(&[u8], Option<&str>, ErrorCode)] = &[
+            (b"{not json", None, ErrorCode::PARSE_ERROR),
+            (b"[1,2]", None, ErrorCode::INVALID_REQUEST),
+            (b"\"x\"", None, ErrorCode::INVALID_REQUEST),
+            (
+                br#"{"jsonrpc":"1.0","id":1,"method":"GetTask"}"#,
+                Some("1"),
+                ErrorCode::INVALID_REQUEST,
+            ),
+            (
+                br#"{"jsonrpc":"2.0","id":{},"method":"GetTask"}"#,
+                None,
+                ErrorCode::INVALID_REQUEST,
+            ),
+            (
+                br#"{"jsonrpc":"2.0","id":"a","method":5}"#,
+                Some("\"a\""),
+                ErrorCode::INVALID_REQUEST,
+            ),
+            (
+                br#"{"jsonrpc":"2.0","id":7}"#,
+                Some("7"),
+                ErrorCode::INVALID_REQUEST,
+            ),
+            (
+                br#"{"jsonrpc":2,"id":[1],"method":"GetTask"}"#,
+                None,
+                ErrorCode::INVALID_REQUEST,
+            ),
+        ];
+        for (body, id, code) in cases {
+            let (got_id, err) = error_of(body);
+            assert_eq!(got_id.as_deref(), *id, "{}", String::from_utf8_lossy(body));
+            assert_eq!(err.code(), *code, "{}", String::from_utf8_lossy(body));
+        }
         let env =
             parse_envelope(br#"{"jsonrpc":"2.0","id":"a","method":"GetTask","params":{"id":"x"}}"#)
                 .unwrap();

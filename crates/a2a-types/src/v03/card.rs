@@ -406,7 +406,13 @@ impl AgentCard {
                     security: requirements_to_v03(&s.security_requirements),
                 })
                 .collect(),
-            supports_authenticated_extended_card: card.capabilities.extended_agent_card,
+            // v0.3 names it the *authenticated* extended card, and v0.3 clients and the v0.3
+            // conformance suite expect it to refuse unauthenticated callers. An agent that
+            // declares no security requirement authenticates nobody, so to v0.3 it has none.
+            supports_authenticated_extended_card: card
+                .capabilities
+                .extended_agent_card
+                .map(|has| has && !card.security_requirements.is_empty()),
             signatures: Vec::new(),
         }
     }

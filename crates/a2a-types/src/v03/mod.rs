@@ -6,6 +6,7 @@
 
 mod card;
 mod convert;
+mod error;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -16,6 +17,7 @@ pub use card::{
     merged_card_json,
 };
 pub use convert::{state_from_v03, state_to_v03};
+pub use error::{jsonrpc_error, v03_state_names};
 
 use crate::serde_util;
 

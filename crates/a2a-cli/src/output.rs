@@ -136,9 +136,20 @@ pub(crate) fn print_outcome(o: &Outcome) {
 #[derive(Debug, Default)]
 pub(crate) struct LivePrinter {
     open_artifact: Option<String>,
+    /// The caller prints the question of an interrupted state itself (chat).
+    prompt_elsewhere: bool,
 }
 
 impl LivePrinter {
+    /// A printer that leaves the agent's question (INPUT_REQUIRED / AUTH_REQUIRED message)
+    /// to the caller, so it is printed once.
+    pub(crate) fn leaving_prompts() -> Self {
+        Self {
+            open_artifact: None,
+            prompt_elsewhere: true,
+        }
+    }
+
     fn end_line(&mut self) {
         if self.open_artifact.take().is_some() {
             println!();
@@ -163,6 +174,7 @@ impl LivePrinter {
                     .status
                     .message
                     .as_ref()
+                    .filter(|_| !(self.prompt_elsewhere && s.status.state.is_interrupted()))
                     .map(|m| format!(": {}", m.text_content()))
                     .unwrap_or_default();
                 println!("[{}]{msg}", state_name(s.status.state));

@@ -46,6 +46,26 @@ async fn strict_card_with_real_interfaces_and_etag() {
         .unwrap();
     assert_eq!(again.status(), 304);
 
+    // Last-Modified, and If-Modified-Since (used when If-None-Match is absent).
+    let last_modified = again.headers()["last-modified"].to_str().unwrap().to_owned();
+    let conditional = |headers: Vec<(&'static str, String)>| {
+        let mut req = http().get(&url);
+        for (name, value) in headers {
+            req = req.header(name, value);
+        }
+        async move { req.send().await.unwrap().status().as_u16() }
+    };
+    let current = || ("If-Modified-Since", last_modified.clone());
+    assert_eq!(conditional(vec![current()]).await, 304);
+    let old_date = ("If-Modified-Since", "Mon, 01 Jan 2024 00:00:00 GMT".to_owned());
+    assert_eq!(conditional(vec![old_date]).await, 200);
+    let stale = ("If-None-Match", "\"stale\"".to_owned());
+    assert_eq!(
+        conditional(vec![stale, current()]).await,
+        200,
+        "a stale ETag wins over a current date"
+    );
+
     // The advertised URL works.
     let r = send(ifaces[0]["url"].as_str().unwrap(), "hi").await;
     assert_eq!(r["task"]["status"]["state"], "TASK_STATE_COMPLETED");

@@ -191,6 +191,77 @@ async fn capabilities_not_declared() {
     assert_eq!(code(&v), -32003);
 }
 
+/// TCK JSONRPC-SSE-002: a request whose `Content-Type` is not JSON gets
+/// ContentTypeNotSupportedError, whatever its body (the header is checked first).
+#[tokio::test]
+async fn non_json_content_type_is_refused_before_parsing() {
+    let s = server().await;
+    let valid = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+        "params": {"message": user("complete")}})
+    .to_string();
+    for (content_type, body) in [
+        ("text/plain", valid.as_str()),
+        ("text/plain", "{'jsonrpc': '2.0', not json"),
+        ("application/x-www-form-urlencoded", valid.as_str()),
+        ("application/xml", "<x/>"),
+    ] {
+        let resp = http()
+            .post(&s.url)
+            .header("content-type", content_type)
+            .header("A2A-Version", "1.0")
+            .body(body.to_owned())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 415, "{content_type}");
+        let v: Value = resp.json().await.unwrap();
+        assert_eq!(code(&v), -32005, "{content_type}: {v}");
+        assert_eq!(reason(&v), "CONTENT_TYPE_NOT_SUPPORTED");
+    }
+    // JSON media types, with parameters or suffixes, and a missing header are read as JSON.
+    for content_type in [
+        Some("application/json; charset=utf-8"),
+        Some("Application/JSON"),
+        Some("application/json-rpc"),
+        Some("application/vnd.a2a+json"),
+        None,
+    ] {
+        let mut req = http()
+            .post(&s.url)
+            .header("A2A-Version", "1.0")
+            .body(valid.clone());
+        if let Some(ct) = content_type {
+            req = req.header("content-type", ct);
+        }
+        let v: Value = req.send().await.unwrap().json().await.unwrap();
+        assert_eq!(
+            v["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
+            "{content_type:?}: {v}"
+        );
+    }
+}
+
+/// JSON-RPC 2.0 §5: an invalid request answers with its `id` when the id itself is valid
+/// (the v0.3 TCK's test_invalid_jsonrpc_version / test_missing_method_field).
+#[tokio::test]
+async fn invalid_requests_answer_with_their_id() {
+    let s = server().await;
+    for (body, id) in [
+        (r#"{"jsonrpc":"1.0","id":"req-7","method":"GetTask"}"#, json!("req-7")),
+        (r#"{"jsonrpc":"2.0","id":42,"params":{}}"#, json!(42)),
+        (r#"{"jsonrpc":"2.0","id":"m","method":7}"#, json!("m")),
+        (r#"{"id":"no-version","method":"tasks/get"}"#, json!("no-version")),
+        // An id that is not a valid id cannot be echoed.
+        (r#"{"jsonrpc":"2.0","id":{"x":1},"method":"GetTask"}"#, Value::Null),
+    ] {
+        let (status, v) = raw(&s.url, body, Some("1.0")).await;
+        assert_eq!((status, code(&v)), (200, -32600), "{body}: {v}");
+        assert_eq!(v["id"], id, "{body}: {v}");
+    }
+}
+
+/// CORE-SEND-003 (the spec's behaviour; the TCK revision in use contradicts it, see the README):
+/// a message part whose media type the agent does not accept gets ContentTypeNotSupportedError.
 #[tokio::test]
 async fn content_type_not_supported() {
     let s = server().await;
@@ -214,6 +285,18 @@ async fn terminal_tasks_refuse_messages_cancel_and_subscribe() {
     assert_eq!(reason(&v), "TASK_NOT_CANCELABLE");
     let v = rpc(&s.url, "SubscribeToTask", json!({"id": id})).await;
     assert_eq!(code(&v), -32004);
+    // v0.3 callers read v0.3 state names.
+    let v = rpc03(&s.url, "tasks/cancel", json!({"id": id})).await;
+    assert_eq!(code(&v), -32002);
+    let text = v["error"]["message"].as_str().unwrap();
+    assert!(text.contains("state completed"), "{text}");
+    assert!(!text.contains("TASK_STATE_"), "{text}");
+    assert!(v["error"].get("data").is_none(), "v0.3 errors carry no data: {v}");
+    let msg = json!({"kind": "message", "role": "user", "messageId": "v03-again", "taskId": id,
+        "parts": [{"kind": "text", "text": "again"}]});
+    let v = rpc03(&s.url, "message/send", json!({"message": msg})).await;
+    let text = v["error"]["message"].as_str().unwrap_or_default();
+    assert!(text.contains("completed") && !text.contains("TASK_STATE_"), "{v}");
     // The task is intact.
     let v = rpc(&s.url, "GetTask", json!({"id": id})).await;
     assert_eq!(v["result"]["status"]["state"], "TASK_STATE_COMPLETED");

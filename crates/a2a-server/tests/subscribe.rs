@@ -53,17 +53,66 @@ async fn last_event_id_resumes_without_loss() {
     assert_eq!(replay, original);
 }
 
+/// Spec §3.1.6: a subscription ends only at a terminal state. It stays open through
+/// INPUT_REQUIRED / AUTH_REQUIRED and carries the events of the continuation.
 #[tokio::test]
-async fn subscribe_to_an_interrupted_task_sends_it_and_closes() {
+async fn subscription_to_an_interrupted_task_stays_open_until_terminal() {
     let s = server().await;
-    let t = send(&s.url, "input").await["task"].clone();
-    let events =
-        read_sse(stream(&s.url, "SubscribeToTask", json!({"id": t["id"]}), None).await).await;
-    assert_eq!(events.len(), 1);
-    assert_eq!(
-        events[0].data["result"]["task"]["status"]["state"],
-        "TASK_STATE_INPUT_REQUIRED"
-    );
+    for (word, state) in [
+        ("input", "TASK_STATE_INPUT_REQUIRED"),
+        ("auth", "TASK_STATE_AUTH_REQUIRED"),
+    ] {
+        let t = send(&s.url, word).await["task"].clone();
+        assert_eq!(t["status"]["state"], state);
+        let mut sub = SseReader::new(
+            stream(&s.url, "SubscribeToTask", json!({"id": t["id"]}), None).await,
+        );
+        let first = sub.next().await.expect("the task first");
+        assert_eq!(first.data["result"]["task"]["status"]["state"], state);
+        // The subscription is still open: continue the task, and its events arrive on it.
+        let mut m = user(&format!("{word} again"));
+        m["taskId"] = t["id"].clone();
+        let done = rpc(&s.url, "SendMessage", json!({"message": m})).await;
+        assert_eq!(
+            done["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
+            "{done}"
+        );
+        let rest = sub.rest().await;
+        let last = &rest.last().expect("events after the continuation").data["result"];
+        assert_eq!(
+            last["statusUpdate"]["status"]["state"],
+            "TASK_STATE_COMPLETED"
+        );
+    }
+}
+
+/// A streamed send still closes at an interrupted state: it answers one message.
+#[tokio::test]
+async fn streamed_send_closes_at_an_interrupted_state() {
+    let s = server().await;
+    let events = stream_text(&s.url, "input").await;
+    let last = &events.last().unwrap().data["result"];
+    let state = last["statusUpdate"]["status"]["state"]
+        .as_str()
+        .or(last["task"]["status"]["state"].as_str());
+    assert_eq!(state, Some("TASK_STATE_INPUT_REQUIRED"), "{events:?}");
+}
+
+/// Subscribing to a finished task is refused with a message that says so.
+#[tokio::test]
+async fn subscription_to_a_terminal_task_is_refused() {
+    let s = server().await;
+    let t = send(&s.url, "complete").await["task"].clone();
+    let r = post_json(
+        &s.url,
+        Some("1.0"),
+        &json!({"jsonrpc": "2.0", "id": 9, "method": "SubscribeToTask", "params": {"id": t["id"]}}),
+    )
+    .await;
+    assert_eq!(r["error"]["code"], -32004, "{r}");
+    let msg = r["error"]["message"].as_str().unwrap();
+    assert!(msg.contains("cannot be subscribed to"), "{msg}");
+    assert!(!msg.contains("messages"), "not the send wording: {msg}");
 }
 
 #[tokio::test]

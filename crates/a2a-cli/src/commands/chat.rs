@@ -69,7 +69,7 @@ pub(crate) async fn run(args: ChatArgs) -> anyhow::Result<u8> {
             }
             _ => {}
         }
-        let mut printer = LivePrinter::default();
+        let mut printer = LivePrinter::leaving_prompts();
         let streaming = conv.client().supports_streaming();
         let listener = |ev: &a2a_client::StreamEvent, _: Option<&a2a_types::Task>| {
             if streaming {
@@ -82,13 +82,14 @@ pub(crate) async fn run(args: ChatArgs) -> anyhow::Result<u8> {
             .await;
         printer.finish();
         match result {
-            // A streamed reply was printed as it arrived, the agent's question included.
-            Ok(_) if streaming => {}
             Ok(outcome) => match &outcome {
+                // The question is printed here, once (the live printer leaves it out).
                 Outcome::InputRequired(i) => println!("agent: {}", i.prompt_text()),
                 Outcome::AuthRequired(i) => {
                     println!("agent needs authentication: {}", i.prompt_text())
                 }
+                // A streamed reply was printed as it arrived.
+                _ if streaming => {}
                 Outcome::Failed(_) | Outcome::Rejected(_) | Outcome::Canceled(_) => {
                     match outcome.reason().filter(|r| !r.trim().is_empty()) {
                         Some(r) => println!("agent: the task ended: {r}"),

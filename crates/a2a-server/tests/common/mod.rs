@@ -45,7 +45,13 @@ impl AgentExecutor for ScriptAgent {
                     u.require_input(Some(u.agent_text("more please"))).await?;
                 }
             }
-            "auth" => u.require_auth(None).await?,
+            "auth" => {
+                if ctx.task.is_some() {
+                    u.complete(Some(u.agent_text("authenticated"))).await?;
+                } else {
+                    u.require_auth(None).await?;
+                }
+            }
             "chunks" => {
                 u.start_work(None).await?;
                 for (i, c) in ["a", "b", "c"].iter().enumerate() {

@@ -6,7 +6,9 @@ mod common;
 use std::time::Duration;
 
 use a2a_client::{A2aClient, Conversation, Decision, Outcome, ProtocolVersion, StopReason};
-use a2a_types::{Message, SendMessageConfiguration, SendMessageRequest, StreamResponse, TaskState};
+use a2a_types::{
+    A2aError, Message, SendMessageConfiguration, SendMessageRequest, StreamResponse, TaskState,
+};
 use common::*;
 
 fn req(text: &str) -> SendMessageRequest {
@@ -205,5 +207,64 @@ async fn subscribe_to_a_running_task() {
             other => panic!("{other:?}"),
         };
         assert_eq!(state, TaskState::Canceled);
+    }
+}
+
+/// The server's error as it wrote it: a raw JSON-RPC call to `endpoint`.
+async fn raw_error(
+    endpoint: &str,
+    v: ProtocolVersion,
+    method: &str,
+    params: serde_json::Value,
+) -> serde_json::Value {
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    let resp: serde_json::Value = reqwest::Client::new()
+        .post(endpoint)
+        .header("A2A-Version", v.as_str())
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    resp["error"].clone()
+}
+
+/// Spec §9.5: an error's text is the server's own `error.message`; nothing is rebuilt from
+/// metadata that only this project's server sends. The typed error still says which task.
+#[tokio::test(flavor = "multi_thread")]
+async fn errors_read_as_the_server_wrote_them() {
+    let Some(py) = python() else { return };
+    let server = start_python_server(&py).await;
+    for c in clients(&server.url).await {
+        let v = c.protocol_version();
+        let (get, cancel) = match v {
+            ProtocolVersion::V03 => ("tasks/get", "tasks/cancel"),
+            _ => ("GetTask", "CancelTask"),
+        };
+        let err = c.get_task("no-such-task", None).await.unwrap_err();
+        let raw = raw_error(
+            c.endpoint(),
+            v,
+            get,
+            serde_json::json!({"id": "no-such-task"}),
+        )
+        .await;
+        assert_eq!(err.to_string(), raw["message"].as_str().unwrap(), "{v:?}");
+        assert!(
+            matches!(err.protocol(), Some(A2aError::TaskNotFound { task_id }) if task_id == "no-such-task"),
+            "{v:?}: {err:?}"
+        );
+
+        let id = c.run(req("echo hi")).await.unwrap().task_id().unwrap().to_owned();
+        let err = c.cancel_task(&id).await.unwrap_err();
+        let raw = raw_error(c.endpoint(), v, cancel, serde_json::json!({"id": id})).await;
+        assert_eq!(err.to_string(), raw["message"].as_str().unwrap(), "{v:?}");
+        assert!(!err.to_string().contains("UNSPECIFIED"), "{v:?}: {err}");
+        assert!(
+            matches!(err.protocol(), Some(A2aError::TaskNotCancelable { task_id, .. }) if *task_id == id),
+            "{v:?}: {err:?}"
+        );
     }
 }

@@ -10,9 +10,13 @@ use a2a_host::AgentHost;
 use a2a_server::ServeOptions;
 
 /// The Python interpreter with `a2a-sdk`, or `None` (the test prints that it is skipped).
+/// Under `CI=true` a missing interpreter fails the test instead: CI must run interop.
 pub fn python() -> Option<String> {
     match std::env::var("A2A_INTEROP_PYTHON") {
         Ok(p) if !p.is_empty() => Some(p),
+        _ if std::env::var("CI").as_deref() == Ok("true") => {
+            panic!("A2A_INTEROP_PYTHON is not set, and CI=true: run the tests with scripts/test.sh")
+        }
         _ => {
             eprintln!(
                 "SKIPPED: A2A_INTEROP_PYTHON is not set (scripts/test.sh installs the official \

@@ -52,8 +52,8 @@ echo "a2a bench, $rounds rounds x ${secs}s, concurrency $conc, a2a-sdk $sdk_vers
 rss_start=$(rss "$rust_pid")
 for r in $(seq "$rounds"); do
   run floor  "http://127.0.0.1:$p_floor/" send --no-card
-  run rust   "http://127.0.0.1:$p_rust"   send
-  run python "http://127.0.0.1:$p_py"     send
+  run rust   "http://127.0.0.1:$p_rust"   send --message-id-prefix tck-complete-task
+  run python "http://127.0.0.1:$p_py"     send --message-id-prefix tck-complete-task
   run rust   "http://127.0.0.1:$p_rust"   stream --message-id-prefix tck-stream-001
   run python "http://127.0.0.1:$p_py"     stream --message-id-prefix tck-stream-001
 done

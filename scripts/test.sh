@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs every test: unit, integration (real servers on loopback) and interop with the official
-# Python A2A SDK (installed from PyPI into a venv under target/).
+# Runs every test: unit, integration (real servers on loopback), interop with the official
+# Python A2A SDK (installed from PyPI into a venv under target/), and the official conformance
+# suites (scripts/tck.sh; the TCK's location comes from A2A_TCK, default ../shared/tck).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,3 +15,6 @@ echo "interop: $("$venv/bin/python" -c 'import importlib.metadata as m; print("a
 export A2A_INTEROP_PYTHON="$PWD/$venv/bin/python"
 
 cargo test --workspace "$@"
+
+# The official conformance suites (TCK) against the built binary; see README "Conformance".
+A2A_BIN="$PWD/target/debug/a2a" scripts/tck.sh

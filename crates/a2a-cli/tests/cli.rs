@@ -1,51 +1,11 @@
 //! The `a2a` binary end to end: `serve`, then every client command against it.
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, Command, Output, Stdio};
+use std::io::Write;
+use std::process::{Command, Stdio};
 
-const BIN: &str = env!("CARGO_BIN_EXE_a2a");
+mod common;
 
-struct Server {
-    child: Child,
-    base: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn serve(args: &[&str]) -> Server {
-    let mut child = Command::new(BIN)
-        .args(["serve", "--port", "0"])
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("a2a serve");
-    let mut out = BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    out.read_line(&mut line).unwrap();
-    // Keep draining stdout so the server never writes to a closed pipe.
-    std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
-    let base = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap_or_else(|| panic!("no URL in {line:?}"))
-        .trim_end_matches('/')
-        .to_owned();
-    Server { child, base }
-}
-
-fn a2a(args: &[&str]) -> Output {
-    Command::new(BIN).args(args).output().expect("run a2a")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
+use common::*;
 
 #[test]
 fn client_commands_against_serve() {
@@ -150,7 +110,17 @@ fn chat_keeps_the_conversation() {
 #[test]
 fn bench_reports_throughput_and_latency() {
     let s = serve(&["--agent", "conformance"]);
-    let o = a2a(&["bench", &s.base, "--requests", "300", "-c", "4", "--json"]);
+    let o = a2a(&[
+        "bench",
+        &s.base,
+        "--requests",
+        "300",
+        "-c",
+        "4",
+        "--message-id-prefix",
+        "tck-complete-task",
+        "--json",
+    ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["ok"], 300);

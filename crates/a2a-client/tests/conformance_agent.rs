@@ -36,7 +36,10 @@ async fn plain_messages_keep_the_task_open_until_canceled() {
         let Outcome::InputRequired(first) = &o else {
             panic!("{v:?}: {o:?}")
         };
-        assert!(first.prompt_text().contains("Turn 1 received: hello"), "{v:?}");
+        assert!(
+            first.prompt_text().contains("Turn 1 received: hello"),
+            "{v:?}"
+        );
         let id = first.task_id().to_owned();
         for n in 2..=3 {
             let o = c.run(turn(&format!("more {n}"), Some(&id))).await.unwrap();
@@ -45,7 +48,8 @@ async fn plain_messages_keep_the_task_open_until_canceled() {
             };
             assert_eq!(i.task_id(), id, "{v:?}: the same task");
             assert!(
-                i.prompt_text().contains(&format!("Turn {n} received: more {n}")),
+                i.prompt_text()
+                    .contains(&format!("Turn {n} received: more {n}")),
                 "{v:?}: {}",
                 i.prompt_text()
             );
@@ -88,7 +92,10 @@ async fn the_card_declares_the_extended_card_and_serves_it() {
     // v0.3's *authenticated* extended card needs authentication, which this agent does not
     // declare, so its v0.3 card does not offer one.
     let legacy: serde_json::Value = reqwest_json(&format!("{url}/.well-known/agent.json")).await;
-    assert_eq!(legacy["supportsAuthenticatedExtendedCard"], false, "{legacy}");
+    assert_eq!(
+        legacy["supportsAuthenticatedExtendedCard"], false,
+        "{legacy}"
+    );
 }
 
 async fn reqwest_json(url: &str) -> serde_json::Value {

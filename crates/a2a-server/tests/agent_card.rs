@@ -47,7 +47,10 @@ async fn strict_card_with_real_interfaces_and_etag() {
     assert_eq!(again.status(), 304);
 
     // Last-Modified, and If-Modified-Since (used when If-None-Match is absent).
-    let last_modified = again.headers()["last-modified"].to_str().unwrap().to_owned();
+    let last_modified = again.headers()["last-modified"]
+        .to_str()
+        .unwrap()
+        .to_owned();
     let conditional = |headers: Vec<(&'static str, String)>| {
         let mut req = http().get(&url);
         for (name, value) in headers {
@@ -57,7 +60,10 @@ async fn strict_card_with_real_interfaces_and_etag() {
     };
     let current = || ("If-Modified-Since", last_modified.clone());
     assert_eq!(conditional(vec![current()]).await, 304);
-    let old_date = ("If-Modified-Since", "Mon, 01 Jan 2024 00:00:00 GMT".to_owned());
+    let old_date = (
+        "If-Modified-Since",
+        "Mon, 01 Jan 2024 00:00:00 GMT".to_owned(),
+    );
     assert_eq!(conditional(vec![old_date]).await, 200);
     let stale = ("If-None-Match", "\"stale\"".to_owned());
     assert_eq!(

@@ -247,12 +247,21 @@ async fn non_json_content_type_is_refused_before_parsing() {
 async fn invalid_requests_answer_with_their_id() {
     let s = server().await;
     for (body, id) in [
-        (r#"{"jsonrpc":"1.0","id":"req-7","method":"GetTask"}"#, json!("req-7")),
+        (
+            r#"{"jsonrpc":"1.0","id":"req-7","method":"GetTask"}"#,
+            json!("req-7"),
+        ),
         (r#"{"jsonrpc":"2.0","id":42,"params":{}}"#, json!(42)),
         (r#"{"jsonrpc":"2.0","id":"m","method":7}"#, json!("m")),
-        (r#"{"id":"no-version","method":"tasks/get"}"#, json!("no-version")),
+        (
+            r#"{"id":"no-version","method":"tasks/get"}"#,
+            json!("no-version"),
+        ),
         // An id that is not a valid id cannot be echoed.
-        (r#"{"jsonrpc":"2.0","id":{"x":1},"method":"GetTask"}"#, Value::Null),
+        (
+            r#"{"jsonrpc":"2.0","id":{"x":1},"method":"GetTask"}"#,
+            Value::Null,
+        ),
     ] {
         let (status, v) = raw(&s.url, body, Some("1.0")).await;
         assert_eq!((status, code(&v)), (200, -32600), "{body}: {v}");
@@ -291,12 +300,18 @@ async fn terminal_tasks_refuse_messages_cancel_and_subscribe() {
     let text = v["error"]["message"].as_str().unwrap();
     assert!(text.contains("state completed"), "{text}");
     assert!(!text.contains("TASK_STATE_"), "{text}");
-    assert!(v["error"].get("data").is_none(), "v0.3 errors carry no data: {v}");
+    assert!(
+        v["error"].get("data").is_none(),
+        "v0.3 errors carry no data: {v}"
+    );
     let msg = json!({"kind": "message", "role": "user", "messageId": "v03-again", "taskId": id,
         "parts": [{"kind": "text", "text": "again"}]});
     let v = rpc03(&s.url, "message/send", json!({"message": msg})).await;
     let text = v["error"]["message"].as_str().unwrap_or_default();
-    assert!(text.contains("completed") && !text.contains("TASK_STATE_"), "{v}");
+    assert!(
+        text.contains("completed") && !text.contains("TASK_STATE_"),
+        "{v}"
+    );
     // The task is intact.
     let v = rpc(&s.url, "GetTask", json!({"id": id})).await;
     assert_eq!(v["result"]["status"]["state"], "TASK_STATE_COMPLETED");

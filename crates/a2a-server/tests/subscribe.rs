@@ -64,9 +64,8 @@ async fn subscription_to_an_interrupted_task_stays_open_until_terminal() {
     ] {
         let t = send(&s.url, word).await["task"].clone();
         assert_eq!(t["status"]["state"], state);
-        let mut sub = SseReader::new(
-            stream(&s.url, "SubscribeToTask", json!({"id": t["id"]}), None).await,
-        );
+        let mut sub =
+            SseReader::new(stream(&s.url, "SubscribeToTask", json!({"id": t["id"]}), None).await);
         let first = sub.next().await.expect("the task first");
         assert_eq!(first.data["result"]["task"]["status"]["state"], state);
         // The subscription is still open: continue the task, and its events arrive on it.

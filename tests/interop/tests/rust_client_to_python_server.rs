@@ -257,7 +257,13 @@ async fn errors_read_as_the_server_wrote_them() {
             "{v:?}: {err:?}"
         );
 
-        let id = c.run(req("echo hi")).await.unwrap().task_id().unwrap().to_owned();
+        let id = c
+            .run(req("echo hi"))
+            .await
+            .unwrap()
+            .task_id()
+            .unwrap()
+            .to_owned();
         let err = c.cancel_task(&id).await.unwrap_err();
         let raw = raw_error(c.endpoint(), v, cancel, serde_json::json!({"id": id})).await;
         assert_eq!(err.to_string(), raw["message"].as_str().unwrap(), "{v:?}");

@@ -220,7 +220,7 @@ pub(crate) async fn follow(
         }
     };
     tokio::pin!(deadline);
-    let interrupt = tokio::signal::ctrl_c();
+    let interrupt = interrupted()?;
     tokio::pin!(interrupt);
     loop {
         tokio::select! {
@@ -238,7 +238,7 @@ pub(crate) async fn follow(
                 printer.finish();
                 return Ok(Followed::GaveUp(acc.into_stopped(StopReason::Deadline)));
             }
-            _ = &mut interrupt => {
+            () = &mut interrupt => {
                 printer.finish();
                 return Ok(Followed::Interrupted(acc.into_stopped(StopReason::Listener)));
             }
@@ -246,6 +246,25 @@ pub(crate) async fn follow(
     }
     printer.finish();
     Ok(Followed::Done(acc.into_outcome()?))
+}
+
+/// Resolves at Ctrl-C. The handler is installed now, not when the future is first polled,
+/// so an interrupt that comes before the first event is not lost.
+fn interrupted() -> anyhow::Result<impl std::future::Future<Output = ()>> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut sigint = signal(SignalKind::interrupt()).context("cannot watch for Ctrl-C")?;
+        Ok(async move {
+            sigint.recv().await;
+        })
+    }
+    #[cfg(not(unix))]
+    {
+        Ok(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+    }
 }
 
 /// The closing line of `send --wait`, `stream` and `subscribe`.

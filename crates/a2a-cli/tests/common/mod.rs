@@ -1,0 +1,68 @@
+//! Shared helpers: `a2a serve` in a child process, running the binary.
+#![allow(dead_code, unreachable_pub)]
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Output, Stdio};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_a2a");
+
+pub struct Server {
+    pub child: Child,
+    pub base: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub fn serve(args: &[&str]) -> Server {
+    let mut child = Command::new(BIN)
+        .args(["serve", "--port", "0"])
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("a2a serve");
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    // Keep draining stdout so the server never writes to a closed pipe.
+    std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
+    let base = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no URL in {line:?}"))
+        .trim_end_matches('/')
+        .to_owned();
+    Server { child, base }
+}
+
+pub fn a2a(args: &[&str]) -> Output {
+    Command::new(BIN).args(args).output().expect("run a2a")
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// The id of a task started with `send --no-wait --json`.
+pub fn start_task(url: &str, text: &str) -> String {
+    let o = a2a(&["send", url, text, "--no-wait", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    v["task"]["id"].as_str().unwrap().to_owned()
+}
+
+/// The state of a task, as `get --json` shows it.
+pub fn state_of(url: &str, id: &str) -> String {
+    let o = a2a(&["get", url, id, "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    v["status"]["state"].as_str().unwrap_or_default().to_owned()
+}

@@ -73,11 +73,17 @@ serve() {
   return 1
 }
 
-# A pytest run of a public checkout, for users without the pinned runner.
+# For public checkouts (no pinned runner): a scratch copy (the TCK writes reports beside
+# itself, and the checkout may be read-only) and a venv with the checkout's dependencies.
+scratch_copy() {
+  local src=$1 dst="$logs/src-$2"
+  rm -rf "$dst" && mkdir -p "$dst" && cp -R "$src/." "$dst/" && chmod -R u+w "$dst" || return 1
+  echo "$dst"
+}
 venv_for() {
   local src=$1 venv="$logs/venv-$2"
   if [ ! -x "$venv/bin/python" ]; then
-    python3 -m venv "$venv" && "$venv/bin/pip" install --quiet -e "$src" >&2 || return 1
+    python3 -m venv "$venv" && "$venv/bin/pip" install --quiet "$src" >&2 || return 1
   fi
   echo "$venv/bin/python"
 }
@@ -88,10 +94,11 @@ run_v10() {
     TCK_OUT="$logs" "$runner" "$1" all
     return
   fi
-  local py out="$logs/v10-$(date +%s)"
-  py=$(venv_for "$v10" 1.0) || return 2
+  local py src out="$logs/v10-$(date +%s)"
+  src=$(scratch_copy "$v10" 1.0) || return 2
+  py=$(venv_for "$src" 1.0) || return 2
   mkdir -p "$out"
-  (cd "$v10" && "$py" -m pytest tests/compatibility/ "--sut-host=$1" -q --tb=short -p no:cacheprovider \
+  (cd "$src" && PYTHONPATH="$src" "$py" -m pytest tests/compatibility/ "--sut-host=$1" -q --tb=short -p no:cacheprovider \
     "--compatibility-report=$out/compatibility") >"$out.log" 2>&1
   "$py" - "$out/compatibility.json" "$TCK_IGNORE" <<'PY'
 import json, sys
@@ -116,9 +123,10 @@ run_v03() {
     TCK_OUT="$logs" TCK_SPEC=0.3 "$runner" "$1" mandatory
     return
   fi
-  local py log="$logs/v03-$(date +%s).log"
-  py=$(venv_for "$v03" 0.3) || return 2
-  (cd "$v03" && "$py" run_tck.py --sut-url "$1/" --category mandatory --transports jsonrpc) >"$log" 2>&1
+  local py src log="$logs/v03-$(date +%s).log"
+  src=$(scratch_copy "$v03" 0.3) || return 2
+  py=$(venv_for "$src" 0.3) || return 2
+  (cd "$src" && PYTHONPATH="$src" "$py" run_tck.py --sut-url "$1/" --category mandatory --transports jsonrpc) >"$log" 2>&1
   local rc=$?
   grep -E '^(FAILED|ERROR) ' "$log" | head -40
   local line

@@ -151,7 +151,7 @@ suite() {
   url=$(serve "$label" "$@") || { status=2; total_f=$((total_f + 1)); return; }
   "$fn" "$url" | tee "$out"
   rc=${PIPESTATUS[0]}
-  read -r p f < <(counts "$out") || true
+  read -r p f _ < <(counts "$out") || true
   total_p=$((total_p + ${p:-0}))
   total_f=$((total_f + ${f:-1}))
   if [ "$rc" -ne 0 ]; then

@@ -1,8 +1,5 @@
 //! The `a2a` binary end to end: `serve`, then every client command against it.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
-
 mod common;
 
 use common::*;
@@ -86,17 +83,10 @@ fn client_commands_against_serve() {
 #[test]
 fn chat_keeps_the_conversation() {
     let s = serve(&[]);
-    let mut child = Command::new(BIN)
-        .args(["chat", &format!("{}/a2a/multi", s.base)])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(b"hello\nmy answer\n/quit\n").unwrap();
-    drop(stdin);
-    let o = child.wait_with_output().unwrap();
+    let o = chat(
+        &format!("{}/a2a/multi", s.base),
+        b"hello\nmy answer\n/quit\n",
+    );
     let out = stdout(&o);
     assert!(o.status.success(), "{out}");
     assert!(out.contains("agent: What should I echo back?"), "{out}");

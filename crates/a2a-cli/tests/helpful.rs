@@ -3,9 +3,6 @@
 
 mod common;
 
-use std::io::Write;
-use std::process::{Command, Stdio};
-
 use common::*;
 
 #[test]
@@ -69,17 +66,7 @@ fn urls_hints_and_errors() {
 #[test]
 fn chat_refuses_unknown_commands_and_asks_once() {
     let s = serve(&[]);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_a2a"))
-        .args(["chat", &format!("{}/a2a/multi", s.base)])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(b"/bogus\nhello\n/quit\n").unwrap();
-    drop(stdin);
-    let o = child.wait_with_output().unwrap();
+    let o = chat(&format!("{}/a2a/multi", s.base), b"/bogus\nhello\n/quit\n");
     let out = stdout(&o);
     assert!(o.status.success(), "{out}");
     assert!(out.contains("unknown command /bogus"), "{out}");

@@ -1,7 +1,7 @@
 //! Shared helpers: `a2a serve` in a child process, running the binary.
 #![allow(dead_code, unreachable_pub)]
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, Output, Stdio};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_a2a");
@@ -65,4 +65,19 @@ pub fn state_of(url: &str, id: &str) -> String {
     let o = a2a(&["get", url, id, "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     v["status"]["state"].as_str().unwrap_or_default().to_owned()
+}
+
+/// `a2a chat URL` with `input` on stdin; its output once stdin is closed.
+pub fn chat(url: &str, input: &[u8]) -> Output {
+    let mut child = Command::new(BIN)
+        .args(["chat", url])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(input).unwrap();
+    drop(stdin);
+    child.wait_with_output().unwrap()
 }

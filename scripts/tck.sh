@@ -3,6 +3,9 @@
 # project's server:
 #   v1.0 (branch 1.0-dev): every level (MUST, SHOULD, MAY), every binding the card lists,
 #        against `a2a serve --agent conformance`;
+#   v1.0 again, its tests of what a server must refuse when a capability is absent
+#        (CORE-CAP-002/003/004), against `a2a serve --agent conformance-bare`: the full agent
+#        declares those capabilities, so the first pass skips these tests;
 #   v0.3 (tag 0.3.0.beta4): the `mandatory` category, against
 #        `a2a serve --agent conformance --card-compat v0.3`.
 # A MUST / mandatory failure fails the run; SHOULD and MAY results are printed.
@@ -60,7 +63,7 @@ serve() {
   local name=$1; shift
   local port
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-  "$bin" serve --agent conformance --port "$port" "$@" >"$logs/server-$name.log" 2>&1 &
+  "$bin" serve --port "$port" "$@" >"$logs/server-$name.log" 2>&1 &
   pids+=($!)
   for _ in $(seq 200); do
     if curl -sf -o /dev/null "http://127.0.0.1:$port/.well-known/agent-card.json"; then
@@ -88,18 +91,25 @@ venv_for() {
   echo "$venv/bin/python"
 }
 
-# run_v10 URL -> the TCK's summary lines; exit status as run-tck.sh's.
+# The v1.0 tests of capability-absent MUST requirements (CORE-CAP-002, -003, -004).
+CAPABILITY_TESTS="TestCapabilityStreaming or TestCapabilityExtendedCard or TestCapabilityExtensionRequired"
+
+# run_v10 URL [LEVEL [PYTEST_ARGS...]] -> the TCK's summary lines; exit status as run-tck.sh's.
 run_v10() {
+  local url=$1 level=${2:-all}
+  shift; [ $# -gt 0 ] && shift
   if [ -n "$runner" ]; then
-    TCK_OUT="$logs" "$runner" "$1" all
+    TCK_OUT="$logs" "$runner" "$url" "$level" -- "$@"
     return
   fi
   local py src out="$logs/v10-$(date +%s)"
   src=$(scratch_copy "$v10" 1.0) || return 2
   py=$(venv_for "$src" 1.0) || return 2
   mkdir -p "$out"
-  (cd "$src" && PYTHONPATH="$src" "$py" -m pytest tests/compatibility/ "--sut-host=$1" -q --tb=short -p no:cacheprovider \
-    "--compatibility-report=$out/compatibility") >"$out.log" 2>&1
+  local marker=()
+  [ "$level" = mandatory ] && marker=(-m must)
+  (cd "$src" && PYTHONPATH="$src" "$py" -m pytest tests/compatibility/ "--sut-host=$url" -q --tb=short -p no:cacheprovider \
+    "${marker[@]}" "--compatibility-report=$out/compatibility" "$@") >"$out.log" 2>&1
   "$py" - "$out/compatibility.json" "$TCK_IGNORE" <<'PY'
 import json, sys
 reqs = json.load(open(sys.argv[1]))["per_requirement"]
@@ -144,12 +154,14 @@ counts() { grep -E '^TCK mandatory: ' "$1" | tail -1 | grep -oE '[0-9]+' | paste
 status=0
 total_p=0
 total_f=0
+# suite LABEL "SERVE ARGS" RUNNER [RUNNER ARGS...]
 suite() {
-  local label=$1 fn=$2; shift 2
+  local label=$1 serve_args=$2 fn=$3; shift 3
   local url out="$logs/$label.summary" rc
   echo "== TCK $label"
-  url=$(serve "$label" "$@") || { status=2; total_f=$((total_f + 1)); return; }
-  "$fn" "$url" | tee "$out"
+  # shellcheck disable=SC2086  # serve_args is a list of words
+  url=$(serve "$label" $serve_args) || { status=2; total_f=$((total_f + 1)); return; }
+  "$fn" "$url" "$@" | tee "$out"
   rc=${PIPESTATUS[0]}
   read -r p f _ < <(counts "$out") || true
   total_p=$((total_p + ${p:-0}))
@@ -162,8 +174,9 @@ suite() {
   fi
 }
 
-suite v1.0 run_v10
-suite v0.3 run_v03 --card-compat v0.3
+suite v1.0 "--agent conformance" run_v10 all
+suite v1.0-capabilities "--agent conformance-bare" run_v10 mandatory -k "$CAPABILITY_TESTS"
+suite v0.3 "--agent conformance --card-compat v0.3" run_v03
 
 echo "tck: logs in $logs"
 echo "tck: $total_p passed, $total_f failed"

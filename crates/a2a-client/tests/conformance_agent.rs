@@ -101,3 +101,34 @@ async fn the_card_declares_the_extended_card_and_serves_it() {
 async fn reqwest_json(url: &str) -> serde_json::Value {
     reqwest::get(url).await.unwrap().json().await.unwrap()
 }
+
+/// `conformance-bare` declares no optional capability and requires an extension, so the
+/// suite's capability-absent MUST tests (CORE-CAP-002, -003, -004) can run against it.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_bare_agent_refuses_what_it_does_not_declare() {
+    let bare = a2a_host::builtin::builtin("conformance-bare").unwrap();
+    let host = AgentHost::new(ServeOptions::default()).root(bare.into());
+    let addr = a2a_server::spawn_local(host.router()).await.unwrap();
+    let url = format!("http://{addr}");
+    let plain = client(&url, ProtocolVersion::V1).await;
+    assert_eq!(plain.card().capabilities.streaming, Some(false));
+    let err = plain.send(turn("hello", None)).await.unwrap_err();
+    assert_eq!(
+        err.protocol().map(|e| e.code()),
+        Some(a2a_types::ErrorCode::EXTENSION_SUPPORT_REQUIRED),
+        "{err}"
+    );
+    let opted_in = A2aClient::builder()
+        .header("A2A-Extensions", a2a_host::builtin::TCK_REQUIRED_EXTENSION)
+        .connect(&url)
+        .await
+        .unwrap();
+    let o = opted_in.run(turn("hello", None)).await.unwrap();
+    assert!(matches!(o, Outcome::InputRequired(_)), "{o:?}");
+    let err = opted_in.extended_card().await.unwrap_err();
+    assert_eq!(
+        err.protocol().map(|e| e.code()),
+        Some(a2a_types::ErrorCode::UNSUPPORTED_OPERATION),
+        "{err}"
+    );
+}

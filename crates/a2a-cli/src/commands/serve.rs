@@ -3,7 +3,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use a2a_host::builtin::{self, NAMES};
+use a2a_host::builtin::{self, NAMES, SOLO_NAMES};
 use a2a_host::{AgentHost, HostAgent};
 use a2a_server::store::{InMemoryTaskStore, InMemoryTaskStoreConfig};
 use a2a_server::transport::jsonrpc::JsonRpcConfig;
@@ -32,7 +32,7 @@ pub(crate) struct ServeArgs {
     #[arg(long, default_value_t = 41241, env = "A2A_PORT")]
     port: u16,
     /// Serve only this built-in agent, at the root (`/`).
-    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(NAMES))]
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(NAMES.iter().chain(&SOLO_NAMES)))]
     agent: Option<String>,
     /// Public base URL to advertise in agent cards (default: the address clients use).
     #[arg(long, env = "A2A_PUBLIC_URL")]

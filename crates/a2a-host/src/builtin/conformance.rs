@@ -11,7 +11,7 @@
 use std::time::Duration;
 
 use a2a_server::{AgentError, AgentExecutor, RequestContext, TaskUpdater};
-use a2a_types::{AgentCard, Artifact, Message, Part, Role, TaskState};
+use a2a_types::{AgentCard, AgentExtension, Artifact, Message, Part, Role, TaskState};
 use async_trait::async_trait;
 use serde_json::json;
 
@@ -71,6 +71,26 @@ pub(crate) fn card() -> AgentCard {
     );
     // Declare every capability the server implements, so the suites test each of them.
     card.capabilities.extended_agent_card = Some(true);
+    card
+}
+
+/// The extension `conformance-bare` requires: the URI the v1.0 suite looks for (CORE-CAP-004).
+pub const TCK_REQUIRED_EXTENSION: &str = "urn:a2a:tck:required-extension";
+
+/// `conformance-bare`: the same agent declaring no optional capability (no streaming, no
+/// extended card) and requiring an extension, for the suite's tests of what a server must
+/// refuse when a capability is absent (CORE-CAP-002, -003, -004). Every other test needs the
+/// full agent, so this one is only run for those.
+pub(crate) fn bare_card() -> AgentCard {
+    let mut card = card();
+    card.name = "A2A TCK Conformance Agent (no optional capabilities)".into();
+    card.capabilities.streaming = Some(false);
+    card.capabilities.extended_agent_card = Some(false);
+    let mut ext = AgentExtension::default();
+    ext.uri = TCK_REQUIRED_EXTENSION.into();
+    ext.description = Some("Required by this agent, so that calls without it are refused".into());
+    ext.required = true;
+    card.capabilities.extensions = vec![ext];
     card
 }
 

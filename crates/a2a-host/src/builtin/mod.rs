@@ -1,4 +1,5 @@
-//! Built-in demo agents: `echo`, `slow`, `multi` and `conformance`.
+//! Built-in demo agents: `echo`, `slow`, `multi` and `conformance` (plus `conformance-bare`,
+//! served only on its own).
 
 mod conformance;
 mod echo;
@@ -10,13 +11,17 @@ use std::sync::Arc;
 use a2a_server::AgentExecutor;
 use a2a_types::{AgentCapabilities, AgentCard, AgentProvider, AgentSkill};
 
-pub use conformance::ConformanceAgent;
+pub use conformance::{ConformanceAgent, TCK_REQUIRED_EXTENSION};
 pub use echo::EchoAgent;
 pub use multi::MultiAgent;
 pub use slow::SlowAgent;
 
 /// Names of the built-in agents, in the order `a2a serve` lists them.
 pub const NAMES: [&str; 4] = ["echo", "slow", "multi", "conformance"];
+
+/// Built-in agents that are only served alone (`a2a serve --agent NAME`), not by default:
+/// `conformance-bare`, the conformance agent without optional capabilities.
+pub const SOLO_NAMES: [&str; 1] = ["conformance-bare"];
 
 /// A built-in agent: its executor and its card (interfaces are filled in when served).
 #[derive(Clone)]
@@ -49,6 +54,11 @@ pub fn builtin(name: &str) -> Option<BuiltinAgent> {
             "conformance",
             Arc::new(ConformanceAgent::from_env()),
             conformance::card(),
+        ),
+        "conformance-bare" => (
+            "conformance-bare",
+            Arc::new(ConformanceAgent::from_env()),
+            conformance::bare_card(),
         ),
         _ => return None,
     };

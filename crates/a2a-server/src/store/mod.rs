@@ -62,6 +62,13 @@ pub struct TaskSnapshot {
     pub seq: u64,
 }
 
+impl TaskSnapshot {
+    /// A snapshot of `task` as of event `seq` (for stores outside this crate).
+    pub fn new(task: Task, seq: u64) -> Self {
+        Self { task, seq }
+    }
+}
+
 /// Filters, order and page of a task listing.
 #[derive(Debug, Clone, PartialEq, Default)]
 #[non_exhaustive]
@@ -92,6 +99,17 @@ pub struct TaskPage {
     pub next_page_token: String,
     /// Number of tasks matching the filters.
     pub total_size: usize,
+}
+
+impl TaskPage {
+    /// A page (for stores outside this crate).
+    pub fn new(tasks: Vec<Task>, next_page_token: String, total_size: usize) -> Self {
+        Self {
+            tasks,
+            next_page_token,
+            total_size,
+        }
+    }
 }
 
 /// Errors of a [`TaskStore`].

@@ -1,0 +1,441 @@
+//! A2A task stores on SQLite (embedded, nothing to install) and PostgreSQL (several
+//! replicas on one database), behind the [`TaskStore`] trait of `a2a-server`.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), a2a_store_sql::SqlStoreError> {
+//! let store = a2a_store_sql::SqlTaskStore::connect("sqlite:a2a.db").await?;
+//! # Ok(()) }
+//! ```
+//!
+//! Each task is its event log: one row per event in `a2a_task_events`, and one row in
+//! `a2a_tasks` with what listings filter and sort on and the log's last sequence number.
+//! An append checks that number (optimistic concurrency), inserts the events and updates the
+//! row in one transaction; a read projects the log with [`apply_event`], the same projection
+//! every store uses.
+
+mod codec;
+mod schema;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use a2a_server::store::{
+    StoreError, TaskEvent, TaskEventRecord, TaskPage, TaskQuery, TaskSnapshot, TaskStore,
+    apply_event, decode_page_token, encode_page_token, shape_for_listing,
+};
+use a2a_types::{Task, TaskState};
+use async_trait::async_trait;
+use sqlx::any::{AnyPoolOptions, AnyRow};
+use sqlx::{AnyPool, Row};
+
+/// The SQL dialect behind a store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Dialect {
+    /// SQLite: one file, one writer at a time.
+    Sqlite,
+    /// PostgreSQL.
+    Postgres,
+}
+
+/// Errors opening a store.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SqlStoreError {
+    /// The URL names no supported database.
+    #[error("unsupported store URL {0:?} (expected sqlite:PATH or postgres://…)")]
+    UnsupportedUrl(String),
+    /// Connecting or migrating failed.
+    #[error("cannot open the task store")]
+    Database(#[from] sqlx::Error),
+}
+
+/// A [`TaskStore`] on SQLite or PostgreSQL, holding the tasks of one agent (its scope).
+/// Cheap to clone; [`scoped`](Self::scoped) gives another agent's view of the same database.
+#[derive(Debug, Clone)]
+pub struct SqlTaskStore {
+    pool: AnyPool,
+    dialect: Dialect,
+    agent: Arc<str>,
+}
+
+pub(crate) fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+fn backend(e: sqlx::Error) -> StoreError {
+    StoreError::Backend(Box::new(e))
+}
+
+fn seq_of(v: i64) -> u64 {
+    u64::try_from(v).unwrap_or(0)
+}
+
+fn state_of(n: i64) -> TaskState {
+    TaskState::from_number(n).unwrap_or_default()
+}
+
+impl SqlTaskStore {
+    /// Opens the store at `url` (`sqlite:PATH`, created if missing, or `postgres://…`) and
+    /// brings its schema up to date.
+    pub async fn connect(url: &str) -> Result<Self, SqlStoreError> {
+        sqlx::any::install_default_drivers();
+        let (dialect, url) = if let Some(path) = url.strip_prefix("sqlite:") {
+            let path = path.trim_start_matches("//");
+            let sep = if path.contains('?') { '&' } else { '?' };
+            (Dialect::Sqlite, format!("sqlite://{path}{sep}mode=rwc"))
+        } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            (Dialect::Postgres, url.to_owned())
+        } else {
+            return Err(SqlStoreError::UnsupportedUrl(url.to_owned()));
+        };
+        let options = AnyPoolOptions::new().acquire_timeout(Duration::from_secs(30));
+        let pool = match dialect {
+            // One connection: SQLite has one writer at a time, and a single connection
+            // serializes appends without busy errors.
+            Dialect::Sqlite => {
+                options
+                    .max_connections(1)
+                    .after_connect(|conn, _| {
+                        Box::pin(async move {
+                            use sqlx::Executor;
+                            conn.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=5000;")
+                                .await?;
+                            Ok(())
+                        })
+                    })
+                    .connect(&url)
+                    .await?
+            }
+            Dialect::Postgres => options.max_connections(16).connect(&url).await?,
+        };
+        schema::migrate(&pool, dialect).await?;
+        Ok(Self {
+            pool,
+            dialect,
+            agent: Arc::from(""),
+        })
+    }
+
+    /// The store of agent `agent_id` on the same database and connections.
+    pub fn scoped(&self, agent_id: &str) -> Self {
+        Self {
+            pool: self.pool.clone(),
+            dialect: self.dialect,
+            agent: Arc::from(agent_id),
+        }
+    }
+
+    /// The agent whose tasks this store holds.
+    pub fn agent_id(&self) -> &str {
+        &self.agent
+    }
+
+    /// The dialect.
+    pub fn dialect(&self) -> Dialect {
+        self.dialect
+    }
+
+    /// The connection pool (for tests and maintenance).
+    pub fn pool(&self) -> &AnyPool {
+        &self.pool
+    }
+
+    fn lock_clause(&self) -> &'static str {
+        match self.dialect {
+            Dialect::Postgres => " FOR UPDATE",
+            Dialect::Sqlite => "",
+        }
+    }
+
+    async fn log(&self, task_id: &str, after_seq: u64) -> Result<Vec<TaskEventRecord>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT seq, state, event FROM a2a_task_events WHERE agent_id = $1 AND task_id = $2 AND seq > $3 ORDER BY seq",
+        )
+        .bind(&*self.agent)
+        .bind(task_id)
+        .bind(i64::try_from(after_seq).unwrap_or(i64::MAX))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(backend)?;
+        rows.iter().map(record).collect()
+    }
+
+    async fn project(
+        &self,
+        task_id: &str,
+        history_length: Option<usize>,
+    ) -> Result<Option<TaskSnapshot>, StoreError> {
+        let log = self.log(task_id, 0).await?;
+        let Some(TaskEvent::Created(first)) = log.first().map(|r| &r.event) else {
+            return Ok(None);
+        };
+        let mut task: Task = first.clone();
+        for r in &log[1..] {
+            apply_event(&mut task, &r.event);
+        }
+        if let Some(n) = history_length {
+            task.truncate_history(n);
+        }
+        let seq = log.last().map_or(0, |r| r.seq);
+        Ok(Some(TaskSnapshot::new(task, seq)))
+    }
+}
+
+fn record(row: &AnyRow) -> Result<TaskEventRecord, StoreError> {
+    let seq: i64 = row.try_get("seq").map_err(backend)?;
+    let state: i64 = row.try_get("state").map_err(backend)?;
+    let json: String = row.try_get("event").map_err(backend)?;
+    let event = codec::decode(&json).map_err(StoreError::Serialization)?;
+    Ok(TaskEventRecord::new(seq_of(seq), state_of(state), event))
+}
+
+fn millis(t: Option<chrono::DateTime<chrono::Utc>>) -> i64 {
+    t.map_or(0, |t| t.timestamp_millis())
+}
+
+/// A value bound to a query built at run time.
+enum Arg {
+    Text(String),
+    Int(i64),
+}
+
+#[async_trait]
+impl TaskStore for SqlTaskStore {
+    async fn append(
+        &self,
+        task_id: &str,
+        expected_seq: u64,
+        events: Vec<TaskEvent>,
+    ) -> Result<Vec<Arc<TaskEventRecord>>, StoreError> {
+        let mut tx = self.pool.begin().await.map_err(backend)?;
+        let row = sqlx::query(&format!(
+            "SELECT seq, state, context_id, status_ms FROM a2a_tasks WHERE agent_id = $1 AND id = $2{}",
+            self.lock_clause()
+        ))
+        .bind(&*self.agent)
+        .bind(task_id)
+        .fetch_optional(&mut *tx)
+        .await
+        .map_err(backend)?;
+        let (mut state, context_id, mut status_ms) = match (&row, expected_seq) {
+            (Some(_), 0) => return Err(StoreError::AlreadyExists(task_id.to_owned())),
+            (None, 0) => match events.first() {
+                Some(TaskEvent::Created(t)) => (TaskState::Unspecified, t.context_id.clone(), 0),
+                _ => return Err(StoreError::NotCreated(task_id.to_owned())),
+            },
+            (None, _) => return Err(StoreError::NotFound(task_id.to_owned())),
+            (Some(r), expected) => {
+                let actual = seq_of(r.try_get("seq").map_err(backend)?);
+                if actual != expected {
+                    return Err(StoreError::Conflict {
+                        task_id: task_id.to_owned(),
+                        expected,
+                        actual,
+                    });
+                }
+                (
+                    state_of(r.try_get("state").map_err(backend)?),
+                    r.try_get::<String, _>("context_id").map_err(backend)?,
+                    r.try_get::<i64, _>("status_ms").map_err(backend)?,
+                )
+            }
+        };
+        let mut records = Vec::with_capacity(events.len());
+        let mut seq = expected_seq;
+        for event in events {
+            match &event {
+                TaskEvent::Created(t) => {
+                    state = t.status.state;
+                    status_ms = millis(t.status.timestamp);
+                }
+                TaskEvent::Status(s) => {
+                    state = s.status.state;
+                    status_ms = millis(s.status.timestamp);
+                }
+                _ => {}
+            }
+            seq += 1;
+            let json = codec::encode(&event).map_err(StoreError::Serialization)?;
+            sqlx::query(
+                "INSERT INTO a2a_task_events (agent_id, task_id, seq, state, event) VALUES ($1, $2, $3, $4, $5)",
+            )
+            .bind(&*self.agent)
+            .bind(task_id)
+            .bind(i64::try_from(seq).unwrap_or(i64::MAX))
+            .bind(i64::from(state.number()))
+            .bind(json)
+            .execute(&mut *tx)
+            .await
+            .map_err(backend)?;
+            records.push(Arc::new(TaskEventRecord::new(seq, state, event)));
+        }
+        let now = now_ms();
+        let seq_i = i64::try_from(seq).unwrap_or(i64::MAX);
+        let state_i = i64::from(state.number());
+        let written = if expected_seq == 0 {
+            sqlx::query(
+                "INSERT INTO a2a_tasks (agent_id, id, context_id, state, status_ms, seq, created_ms, updated_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $7)",
+            )
+            .bind(&*self.agent)
+            .bind(task_id)
+            .bind(context_id)
+            .bind(state_i)
+            .bind(status_ms)
+            .bind(seq_i)
+            .bind(now)
+            .execute(&mut *tx)
+            .await
+        } else {
+            sqlx::query(
+                "UPDATE a2a_tasks SET state = $3, status_ms = $4, seq = $5, updated_ms = $6 WHERE agent_id = $1 AND id = $2",
+            )
+            .bind(&*self.agent)
+            .bind(task_id)
+            .bind(state_i)
+            .bind(status_ms)
+            .bind(seq_i)
+            .bind(now)
+            .execute(&mut *tx)
+            .await
+        };
+        match written {
+            Ok(_) => {}
+            // Two creators raced; the other one committed first.
+            Err(e)
+                if e.as_database_error()
+                    .is_some_and(|d| d.is_unique_violation()) =>
+            {
+                return Err(StoreError::AlreadyExists(task_id.to_owned()));
+            }
+            Err(e) => return Err(backend(e)),
+        }
+        tx.commit().await.map_err(|e| {
+            if e.as_database_error()
+                .is_some_and(|d| d.is_unique_violation())
+            {
+                StoreError::AlreadyExists(task_id.to_owned())
+            } else {
+                backend(e)
+            }
+        })?;
+        Ok(records)
+    }
+
+    async fn get(
+        &self,
+        task_id: &str,
+        history_length: Option<usize>,
+    ) -> Result<Option<TaskSnapshot>, StoreError> {
+        self.project(task_id, history_length).await
+    }
+
+    async fn events_after(
+        &self,
+        task_id: &str,
+        after_seq: u64,
+    ) -> Result<Vec<Arc<TaskEventRecord>>, StoreError> {
+        let log = self.log(task_id, after_seq).await?;
+        if log.is_empty() {
+            // Tell an unknown task from one with nothing new.
+            let exists =
+                sqlx::query("SELECT 1 AS one FROM a2a_tasks WHERE agent_id = $1 AND id = $2")
+                    .bind(&*self.agent)
+                    .bind(task_id)
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err(backend)?
+                    .is_some();
+            if !exists {
+                return Err(StoreError::NotFound(task_id.to_owned()));
+            }
+        }
+        Ok(log.into_iter().map(Arc::new).collect())
+    }
+
+    async fn list(&self, query: &TaskQuery) -> Result<TaskPage, StoreError> {
+        let cursor = query
+            .page_token
+            .as_deref()
+            .map(decode_page_token)
+            .transpose()?;
+        let mut args = vec![Arg::Text(self.agent.to_string())];
+        let mut filters = vec!["agent_id = $1".to_owned()];
+        if let Some(c) = &query.context_id {
+            args.push(Arg::Text(c.clone()));
+            filters.push(format!("context_id = ${}", args.len()));
+        }
+        if let Some(s) = query.status {
+            args.push(Arg::Int(i64::from(s.number())));
+            filters.push(format!("state = ${}", args.len()));
+        }
+        if let Some(t) = query.status_timestamp_after {
+            args.push(Arg::Int(t.timestamp_millis()));
+            filters.push(format!("status_ms >= ${}", args.len()));
+        }
+        let where_all = format!(" WHERE {}", filters.join(" AND "));
+        let total: i64 = {
+            let sql = format!("SELECT COUNT(*) AS n FROM a2a_tasks{where_all}");
+            let mut q = sqlx::query(&sql);
+            for a in &args {
+                q = match a {
+                    Arg::Text(s) => q.bind(s.clone()),
+                    Arg::Int(n) => q.bind(*n),
+                };
+            }
+            q.fetch_one(&self.pool)
+                .await
+                .map_err(backend)?
+                .try_get("n")
+                .map_err(backend)?
+        };
+        if let Some((ms, id)) = &cursor {
+            args.push(Arg::Int(*ms));
+            let m = args.len();
+            args.push(Arg::Text(id.clone()));
+            let i = args.len();
+            filters.push(format!(
+                "(status_ms < ${m} OR (status_ms = ${m} AND id < ${i}))"
+            ));
+        }
+        let where_page = format!(" WHERE {}", filters.join(" AND "));
+        let limit = query.page_size.max(1);
+        let sql = format!(
+            "SELECT id, status_ms FROM a2a_tasks{where_page} ORDER BY status_ms DESC, id DESC LIMIT {}",
+            limit + 1
+        );
+        let mut q = sqlx::query(&sql);
+        for a in args {
+            q = match a {
+                Arg::Text(s) => q.bind(s),
+                Arg::Int(n) => q.bind(n),
+            };
+        }
+        let rows = q.fetch_all(&self.pool).await.map_err(backend)?;
+        let mut keys = Vec::with_capacity(rows.len());
+        for r in &rows {
+            let id: String = r.try_get("id").map_err(backend)?;
+            let ms: i64 = r.try_get("status_ms").map_err(backend)?;
+            keys.push((ms, id));
+        }
+        let more = keys.len() > limit;
+        keys.truncate(limit);
+        let mut tasks = Vec::with_capacity(keys.len());
+        for (_, id) in &keys {
+            if let Some(snap) = self.project(id, query.history_length).await? {
+                tasks.push(shape_for_listing(snap.task, query));
+            }
+        }
+        let next_page_token = match keys.last() {
+            Some((ms, id)) if more => {
+                encode_page_token(chrono::DateTime::from_timestamp_millis(*ms), id)
+            }
+            _ => String::new(),
+        };
+        Ok(TaskPage::new(
+            tasks,
+            next_page_token,
+            usize::try_from(total).unwrap_or(0),
+        ))
+    }
+}

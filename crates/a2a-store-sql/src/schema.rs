@@ -1,0 +1,113 @@
+//! The schema, as numbered migrations per dialect, applied at connect.
+//!
+//! Every row carries the `agent_id` of the agent whose task it is, so the agents of one host
+//! share a database without seeing each other's tasks.
+//! Tasks are stored as their event log (`a2a_task_events`, one row per event) plus one small
+//! row of what listings filter and sort on (`a2a_tasks`). Appending an event writes the event
+//! and updates that row: the write is proportional to the event, never to the whole task.
+
+use sqlx::AnyPool;
+
+use crate::Dialect;
+
+/// `(version, statements)`, in order. Never edit a released migration; add one.
+const SQLITE: &[(i64, &[&str])] = &[(
+    1,
+    &[
+        "CREATE TABLE a2a_tasks (
+            agent_id TEXT NOT NULL,
+            id TEXT NOT NULL,
+            context_id TEXT NOT NULL,
+            state BIGINT NOT NULL,
+            status_ms BIGINT NOT NULL,
+            seq BIGINT NOT NULL,
+            created_ms BIGINT NOT NULL,
+            updated_ms BIGINT NOT NULL,
+            PRIMARY KEY (agent_id, id)
+        )",
+        "CREATE INDEX a2a_tasks_by_status ON a2a_tasks (agent_id, status_ms DESC, id DESC)",
+        "CREATE INDEX a2a_tasks_by_context ON a2a_tasks (agent_id, context_id, status_ms DESC, id DESC)",
+        "CREATE INDEX a2a_tasks_by_state ON a2a_tasks (state, updated_ms)",
+        "CREATE TABLE a2a_task_events (
+            agent_id TEXT NOT NULL,
+            task_id TEXT NOT NULL,
+            seq BIGINT NOT NULL,
+            state BIGINT NOT NULL,
+            event TEXT NOT NULL,
+            PRIMARY KEY (agent_id, task_id, seq)
+        )",
+        "CREATE TABLE a2a_push_configs (
+            agent_id TEXT NOT NULL,
+            task_id TEXT NOT NULL,
+            config_id TEXT NOT NULL,
+            config TEXT NOT NULL,
+            PRIMARY KEY (agent_id, task_id, config_id)
+        )",
+    ],
+)];
+
+const POSTGRES: &[(i64, &[&str])] = &[(
+    1,
+    &[
+        "CREATE TABLE a2a_tasks (
+            agent_id TEXT NOT NULL,
+            id TEXT NOT NULL,
+            context_id TEXT NOT NULL,
+            state BIGINT NOT NULL,
+            status_ms BIGINT NOT NULL,
+            seq BIGINT NOT NULL,
+            created_ms BIGINT NOT NULL,
+            updated_ms BIGINT NOT NULL,
+            PRIMARY KEY (agent_id, id)
+        )",
+        "CREATE INDEX a2a_tasks_by_status ON a2a_tasks (agent_id, status_ms DESC, id DESC)",
+        "CREATE INDEX a2a_tasks_by_context ON a2a_tasks (agent_id, context_id, status_ms DESC, id DESC)",
+        "CREATE INDEX a2a_tasks_by_state ON a2a_tasks (state, updated_ms)",
+        "CREATE TABLE a2a_task_events (
+            agent_id TEXT NOT NULL,
+            task_id TEXT NOT NULL,
+            seq BIGINT NOT NULL,
+            state BIGINT NOT NULL,
+            event TEXT NOT NULL,
+            PRIMARY KEY (agent_id, task_id, seq)
+        )",
+        "CREATE TABLE a2a_push_configs (
+            agent_id TEXT NOT NULL,
+            task_id TEXT NOT NULL,
+            config_id TEXT NOT NULL,
+            config TEXT NOT NULL,
+            PRIMARY KEY (agent_id, task_id, config_id)
+        )",
+    ],
+)];
+
+/// Applies the migrations `pool` has not seen yet, each in its own transaction.
+pub(crate) async fn migrate(pool: &AnyPool, dialect: Dialect) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "CREATE TABLE IF NOT EXISTS a2a_schema (version BIGINT PRIMARY KEY, applied_ms BIGINT NOT NULL)",
+    )
+    .execute(pool)
+    .await?;
+    let current: Option<i64> = sqlx::query_scalar("SELECT MAX(version) FROM a2a_schema")
+        .fetch_one(pool)
+        .await?;
+    let current = current.unwrap_or(0);
+    let migrations = match dialect {
+        Dialect::Sqlite => SQLITE,
+        Dialect::Postgres => POSTGRES,
+    };
+    for (version, statements) in migrations.iter().filter(|(v, _)| *v > current) {
+        let mut tx = pool.begin().await?;
+        for statement in *statements {
+            sqlx::query(statement).execute(&mut *tx).await?;
+        }
+        sqlx::query("INSERT INTO a2a_schema (version, applied_ms) VALUES ($1, $2)")
+            .bind(*version)
+            .bind(crate::now_ms())
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        tracing::info!(version, "applied task store migration");
+    }
+    Ok(())
+}

@@ -1,0 +1,6 @@
+//! The PostgreSQL store passes the shared store conformance suite (each test in its own
+//! schema of `A2A_TEST_POSTGRES_URL`).
+
+mod common;
+
+a2a_server::task_store_conformance!(optional async { common::postgres().await.map(common::dyn_store) });

@@ -6,7 +6,8 @@
 #   python  the official Python SDK's server running the same agent (tests/interop/python)
 # Rounds alternate between servers so that machine noise hits all of them alike; medians are
 # reported. Environment: ROUNDS (3), SECONDS_PER_RUN (10), CONCURRENCY (32),
-# LONG_SECONDS (0: skip; 300 = the 5-minute memory check on the rust server).
+# LONG_SECONDS (0: skip; 300 = the 5-minute memory check on the rust server),
+# RUST_STORE (the rust server's --store: memory by default; sqlite:PATH or postgres://…).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,7 +31,7 @@ trap cleanup EXIT
 
 "$bin" floor --port "$p_floor" >/dev/null & pids+=($!)
 floor_ready() { curl -s -o /dev/null "http://127.0.0.1:$p_floor/" -X POST -d '{}'; }
-"$bin" serve --agent conformance --port "$p_rust" >/dev/null & pids+=($!); rust_pid=$!
+"$bin" serve --agent conformance --store "${RUST_STORE:-memory}" --port "$p_rust" >/dev/null & pids+=($!); rust_pid=$!
 "$venv/bin/python" tests/interop/python/reference_server.py --port "$p_py" & pids+=($!)
 for _ in $(seq 100); do floor_ready && break; sleep 0.1; done
 for p in "$p_rust" "$p_py"; do

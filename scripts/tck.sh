@@ -63,7 +63,8 @@ serve() {
   local name=$1; shift
   local port
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-  "$bin" serve --port "$port" "$@" >"$logs/server-$name.log" 2>&1 &
+  rm -f "$logs/tasks-$name.db"*
+  "$bin" serve --port "$port" --store "sqlite:$logs/tasks-$name.db" "$@" >"$logs/server-$name.log" 2>&1 &
   pids+=($!)
   for _ in $(seq 200); do
     if curl -sf -o /dev/null "http://127.0.0.1:$port/.well-known/agent-card.json"; then

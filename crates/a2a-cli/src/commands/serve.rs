@@ -5,12 +5,13 @@ use std::sync::Arc;
 
 use a2a_host::builtin::{self, NAMES, SOLO_NAMES};
 use a2a_host::{AgentHost, HostAgent};
-use a2a_server::store::{InMemoryTaskStore, InMemoryTaskStoreConfig};
+use a2a_server::store::{InMemoryTaskStore, InMemoryTaskStoreConfig, TaskStore};
 use a2a_server::transport::jsonrpc::JsonRpcConfig;
 use a2a_server::{
     CardCompat, HandlerConfig, InProcessBus, RequestHandler, RuntimeConfig, ServeOptions,
     TaskRuntime,
 };
+use a2a_store_sql::SqlTaskStore;
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 
@@ -43,7 +44,16 @@ pub(crate) struct ServeArgs {
     /// Largest accepted request body, in bytes.
     #[arg(long, default_value_t = 10 * 1024 * 1024)]
     max_body_bytes: usize,
-    /// Terminal tasks kept in memory per agent before the oldest are evicted.
+    /// Where tasks are kept: `sqlite:PATH` (a file, created on first start), `postgres://…`
+    /// (several replicas can share it), or `memory` (lost on exit).
+    #[arg(
+        long,
+        default_value = "sqlite:a2a.db",
+        env = "A2A_STORE",
+        value_name = "URL"
+    )]
+    store: String,
+    /// With `--store memory`: terminal tasks kept per agent before the oldest are evicted.
     #[arg(long, default_value_t = 10_000)]
     max_terminal_tasks: usize,
     /// History messages returned when a request does not set historyLength (default: all).
@@ -57,13 +67,43 @@ pub(crate) struct ServeArgs {
     drain_seconds: f64,
 }
 
-fn handler_for(agent: &builtin::BuiltinAgent, args: &ServeArgs) -> Arc<RequestHandler> {
-    let store = InMemoryTaskStore::new(
-        InMemoryTaskStoreConfig::default().with_max_terminal_tasks(args.max_terminal_tasks),
-    );
+/// `url` without a password, for logs and banners.
+fn redacted(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let userinfo = &url[scheme + 3..at];
+            let user = userinfo.split(':').next().unwrap_or("");
+            format!("{}{user}:***{}", &url[..scheme + 3], &url[at..])
+        }
+        _ => url.to_owned(),
+    }
+}
+
+/// The database every agent's store lives in (`None`: memory).
+async fn open_store(url: &str) -> anyhow::Result<Option<SqlTaskStore>> {
+    if url == "memory" {
+        return Ok(None);
+    }
+    let db = SqlTaskStore::connect(url)
+        .await
+        .with_context(|| format!("cannot open the task store {}", redacted(url)))?;
+    Ok(Some(db))
+}
+
+fn handler_for(
+    agent: &builtin::BuiltinAgent,
+    db: Option<&SqlTaskStore>,
+    args: &ServeArgs,
+) -> Arc<RequestHandler> {
+    let store: Arc<dyn TaskStore> = match db {
+        Some(db) => Arc::new(db.scoped(agent.id)),
+        None => Arc::new(InMemoryTaskStore::new(
+            InMemoryTaskStoreConfig::default().with_max_terminal_tasks(args.max_terminal_tasks),
+        )),
+    };
     let runtime = TaskRuntime::new(
         agent.executor.clone(),
-        Arc::new(store),
+        store,
         Arc::new(InProcessBus::default()),
         RuntimeConfig::default(),
     );
@@ -88,6 +128,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     jsonrpc.max_body_bytes = args.max_body_bytes;
     options.jsonrpc = jsonrpc;
 
+    let db = open_store(&args.store).await?;
     let mut host = AgentHost::new(options);
     let names: Vec<&str> = match &args.agent {
         Some(name) => vec![name.as_str()],
@@ -99,7 +140,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         };
         let hosted = HostAgent {
             id: agent.id.to_owned(),
-            handler: handler_for(&agent, &args),
+            handler: handler_for(&agent, db.as_ref(), &args),
         };
         host = if args.agent.is_some() {
             host.root(hosted)
@@ -127,8 +168,15 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         .unwrap_or_else(|| format!("http://{local}"));
     // Write the banner without panicking if nobody reads stdout any more.
     let mut banner = match &args.agent {
-        Some(name) => format!("a2a: serving agent {name} at {base}/\n"),
-        None => format!("a2a: serving {} agents on {base}\n", names.len()),
+        Some(name) => format!(
+            "a2a: serving agent {name} at {base}/ (tasks in {})\n",
+            redacted(&args.store)
+        ),
+        None => format!(
+            "a2a: serving {} agents on {base} (tasks in {})\n",
+            names.len(),
+            redacted(&args.store)
+        ),
     };
     if args.agent.is_none() {
         for name in &names {
@@ -172,5 +220,17 @@ async fn shutdown_signal() {
     tokio::select! {
         () = ctrl_c => {}
         () = term => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn passwords_stay_out_of_banners() {
+        assert_eq!(
+            super::redacted("postgres://app:s3cret@db:5432/a2a"),
+            "postgres://app:***@db:5432/a2a"
+        );
+        assert_eq!(super::redacted("sqlite:a2a.db"), "sqlite:a2a.db");
     }
 }

@@ -18,10 +18,27 @@ impl Drop for Server {
     }
 }
 
+/// A new SQLite file for one server, in the temporary directory.
+pub fn temp_store() -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    let name = format!(
+        "a2a-cli-test-{}-{}.db",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    );
+    format!("sqlite:{}", std::env::temp_dir().join(name).display())
+}
+
+/// `a2a serve` with `args` on a free port (and its own SQLite file unless `args` say where).
 pub fn serve(args: &[&str]) -> Server {
-    let mut child = Command::new(BIN)
-        .args(["serve", "--port", "0"])
-        .args(args)
+    let store = temp_store();
+    let mut cmd = Command::new(BIN);
+    cmd.args(["serve", "--port", "0"]).args(args);
+    if !args.contains(&"--store") {
+        cmd.args(["--store", &store]);
+    }
+    let mut child = cmd
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()

@@ -117,6 +117,15 @@ impl AgentHost {
             .collect()
     }
 
+    /// The handlers keyed by agent id.
+    pub fn handlers_by_id(&self) -> BTreeMap<String, Arc<RequestHandler>> {
+        self.agents
+            .iter()
+            .chain(self.root.iter())
+            .map(|a| (a.id.clone(), a.handler.clone()))
+            .collect()
+    }
+
     /// The router.
     pub fn router(&self) -> Router {
         let mut router = Router::new();

@@ -3,5 +3,6 @@
 
 pub mod builtin;
 mod host;
+pub mod leases;
 
 pub use host::{AgentHost, HostAgent};

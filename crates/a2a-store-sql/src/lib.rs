@@ -14,7 +14,10 @@
 //! every store uses.
 
 mod codec;
+mod leases;
 mod schema;
+
+pub use leases::{AbandonedTask, LeaseConfig};
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -57,6 +60,8 @@ pub struct SqlTaskStore {
     pool: AnyPool,
     dialect: Dialect,
     agent: Arc<str>,
+    /// This process's instance: the owner of the tasks it appends to.
+    instance: Arc<str>,
 }
 
 pub(crate) fn now_ms() -> i64 {
@@ -114,6 +119,7 @@ impl SqlTaskStore {
             pool,
             dialect,
             agent: Arc::from(""),
+            instance: Arc::from(uuid::Uuid::new_v4().to_string()),
         })
     }
 
@@ -123,6 +129,7 @@ impl SqlTaskStore {
             pool: self.pool.clone(),
             dialect: self.dialect,
             agent: Arc::from(agent_id),
+            instance: self.instance.clone(),
         }
     }
 
@@ -275,7 +282,7 @@ impl TaskStore for SqlTaskStore {
         let state_i = i64::from(state.number());
         let written = if expected_seq == 0 {
             sqlx::query(
-                "INSERT INTO a2a_tasks (agent_id, id, context_id, state, status_ms, seq, created_ms, updated_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $7)",
+                "INSERT INTO a2a_tasks (agent_id, id, context_id, state, status_ms, seq, created_ms, updated_ms, owner) VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8)",
             )
             .bind(&*self.agent)
             .bind(task_id)
@@ -284,11 +291,12 @@ impl TaskStore for SqlTaskStore {
             .bind(status_ms)
             .bind(seq_i)
             .bind(now)
+            .bind(&*self.instance)
             .execute(&mut *tx)
             .await
         } else {
             sqlx::query(
-                "UPDATE a2a_tasks SET state = $3, status_ms = $4, seq = $5, updated_ms = $6 WHERE agent_id = $1 AND id = $2",
+                "UPDATE a2a_tasks SET state = $3, status_ms = $4, seq = $5, updated_ms = $6, owner = $7 WHERE agent_id = $1 AND id = $2",
             )
             .bind(&*self.agent)
             .bind(task_id)
@@ -296,6 +304,7 @@ impl TaskStore for SqlTaskStore {
             .bind(status_ms)
             .bind(seq_i)
             .bind(now)
+            .bind(&*self.instance)
             .execute(&mut *tx)
             .await
         };

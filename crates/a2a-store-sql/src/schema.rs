@@ -1,5 +1,8 @@
 //! The schema, as numbered migrations per dialect, applied at connect.
 //!
+//! `owner` is the store instance (process) that last appended to a task; `a2a_instances`
+//! holds each live instance's heartbeat, so the tasks of a process that stopped beating can
+//! be found (see `leases.rs`).
 //! Every row carries the `agent_id` of the agent whose task it is, so the agents of one host
 //! share a database without seeing each other's tasks.
 //! Tasks are stored as their event log (`a2a_task_events`, one row per event) plus one small
@@ -23,11 +26,17 @@ const SQLITE: &[(i64, &[&str])] = &[(
             seq BIGINT NOT NULL,
             created_ms BIGINT NOT NULL,
             updated_ms BIGINT NOT NULL,
+            owner TEXT NOT NULL,
             PRIMARY KEY (agent_id, id)
         )",
         "CREATE INDEX a2a_tasks_by_status ON a2a_tasks (agent_id, status_ms DESC, id DESC)",
         "CREATE INDEX a2a_tasks_by_context ON a2a_tasks (agent_id, context_id, status_ms DESC, id DESC)",
         "CREATE INDEX a2a_tasks_by_state ON a2a_tasks (state, updated_ms)",
+        "CREATE TABLE a2a_instances (
+            instance_id TEXT PRIMARY KEY,
+            started_ms BIGINT NOT NULL,
+            heartbeat_ms BIGINT NOT NULL
+        )",
         "CREATE TABLE a2a_task_events (
             agent_id TEXT NOT NULL,
             task_id TEXT NOT NULL,
@@ -58,11 +67,17 @@ const POSTGRES: &[(i64, &[&str])] = &[(
             seq BIGINT NOT NULL,
             created_ms BIGINT NOT NULL,
             updated_ms BIGINT NOT NULL,
+            owner TEXT NOT NULL,
             PRIMARY KEY (agent_id, id)
         )",
         "CREATE INDEX a2a_tasks_by_status ON a2a_tasks (agent_id, status_ms DESC, id DESC)",
         "CREATE INDEX a2a_tasks_by_context ON a2a_tasks (agent_id, context_id, status_ms DESC, id DESC)",
         "CREATE INDEX a2a_tasks_by_state ON a2a_tasks (state, updated_ms)",
+        "CREATE TABLE a2a_instances (
+            instance_id TEXT PRIMARY KEY,
+            started_ms BIGINT NOT NULL,
+            heartbeat_ms BIGINT NOT NULL
+        )",
         "CREATE TABLE a2a_task_events (
             agent_id TEXT NOT NULL,
             task_id TEXT NOT NULL,

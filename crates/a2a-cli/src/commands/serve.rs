@@ -11,7 +11,7 @@ use a2a_server::{
     CardCompat, HandlerConfig, InProcessBus, RequestHandler, RuntimeConfig, ServeOptions,
     TaskRuntime,
 };
-use a2a_store_sql::SqlTaskStore;
+use a2a_store_sql::{LeaseConfig, SqlTaskStore};
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 
@@ -53,6 +53,10 @@ pub(crate) struct ServeArgs {
         value_name = "URL"
     )]
     store: String,
+    /// Seconds without a heartbeat after which a process is considered stopped and its
+    /// SUBMITTED / WORKING tasks are failed (SQL stores).
+    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
+    lease_expiry: f64,
     /// With `--store memory`: terminal tasks kept per agent before the oldest are evicted.
     #[arg(long, default_value_t = 10_000)]
     max_terminal_tasks: usize,
@@ -188,6 +192,24 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         let mut out = std::io::stdout().lock();
         let _ = out.write_all(banner.as_bytes()).and_then(|()| out.flush());
     }
+    let leases = match &db {
+        Some(db) => {
+            let expiry = std::time::Duration::try_from_secs_f64(args.lease_expiry)
+                .ok()
+                .filter(|d| !d.is_zero())
+                .context("--lease-expiry must be a positive number of seconds")?;
+            // Beat once before serving, so no task of ours is ever without a live owner.
+            db.heartbeat()
+                .await
+                .context("cannot write to the task store")?;
+            Some(a2a_host::leases::keep_leases(
+                db.clone(),
+                host.handlers_by_id(),
+                LeaseConfig::with_expiry(expiry),
+            ))
+        }
+        None => None,
+    };
     let handlers = host.handlers();
     let on_signal = async move {
         shutdown_signal().await;
@@ -199,6 +221,15 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     };
     let drain = std::time::Duration::from_secs_f64(args.drain_seconds.max(0.0));
     a2a_server::serve_with_drain(listener, host.router(), on_signal, drain).await?;
+    if let Some(leases) = leases {
+        leases.abort();
+    }
+    if let Some(db) = &db {
+        // A clean exit: our running tasks were canceled, so nothing of ours is abandoned.
+        if let Err(e) = db.retire().await {
+            tracing::warn!(error = %e, "could not retire this process from the task store");
+        }
+    }
     Ok(())
 }
 

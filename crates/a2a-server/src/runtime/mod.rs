@@ -26,7 +26,7 @@ use self::stream::ClosePolicy;
 use crate::bus::EventBus;
 use crate::executor::{AgentError, AgentExecutor, CallContext, CancelContext, RequestContext};
 use crate::registry::WeakRegistry;
-use crate::store::{TaskEvent, TaskSnapshot, TaskStore};
+use crate::store::{StoreError, TaskEvent, TaskSnapshot, TaskStore};
 use crate::updater::{TaskUpdater, UpdaterError};
 
 /// Settings of the runtime.
@@ -345,6 +345,41 @@ impl TaskRuntime {
             .await
             .map_err(store_failure)?
             .ok_or_else(|| A2aError::task_not_found(task_id))
+    }
+
+    /// Fails a task whose execution was lost with the process that ran it (a store's lease
+    /// sweep finds such tasks), publishing the failure to its subscribers. Does nothing, and
+    /// returns `false`, when an execution of the task runs in this process or the task is no
+    /// longer SUBMITTED or WORKING.
+    pub async fn fail_abandoned(&self, task_id: &str, reason: &str) -> Result<bool, A2aError> {
+        let sh = &self.shared;
+        let snap = self.snapshot(task_id, Some(0)).await?;
+        if !matches!(
+            snap.task.status.state,
+            TaskState::Submitted | TaskState::Working
+        ) {
+            return Ok(false);
+        }
+        let active = self.active(task_id, true);
+        if !active.slots().is_empty() {
+            return Ok(false);
+        }
+        let updater = TaskUpdater::new(
+            task_id.to_owned(),
+            snap.task.context_id.clone(),
+            active,
+            sh.store.clone(),
+            sh.bus.clone(),
+            None,
+        );
+        match updater.fail(Some(updater.agent_text(reason))).await {
+            Ok(()) => Ok(true),
+            // Someone else moved it on first.
+            Err(UpdaterError::TaskClosed(_) | UpdaterError::Store(StoreError::Conflict { .. })) => {
+                Ok(false)
+            }
+            Err(e) => Err(store_failure(e)),
+        }
     }
 
     /// Follows an existing task: the current snapshot first (or, with `after_seq`, the

@@ -16,6 +16,7 @@
 mod codec;
 mod leases;
 mod schema;
+mod writer;
 
 pub use leases::{AbandonedTask, LeaseConfig};
 
@@ -62,6 +63,7 @@ pub struct SqlTaskStore {
     agent: Arc<str>,
     /// This process's instance: the owner of the tasks it appends to.
     instance: Arc<str>,
+    writers: writer::Writers,
 }
 
 pub(crate) fn now_ms() -> i64 {
@@ -94,13 +96,20 @@ impl SqlTaskStore {
         } else {
             return Err(SqlStoreError::UnsupportedUrl(url.to_owned()));
         };
-        let options = AnyPoolOptions::new().acquire_timeout(Duration::from_secs(30));
+        let options = AnyPoolOptions::new()
+            .acquire_timeout(Duration::from_secs(30))
+            // No ping before each use: a broken connection fails its query, which is reported.
+            .test_before_acquire(false);
+        // Writers keep their connection; readers share the rest of the pool.
+        let (writer_count, readers) = match dialect {
+            // SQLite has one writer at a time; WAL lets readers run beside it.
+            Dialect::Sqlite => (1, 4),
+            Dialect::Postgres => (4, 12),
+        };
+        let options = options.max_connections(writer_count + readers);
         let pool = match dialect {
-            // One connection: SQLite has one writer at a time, and a single connection
-            // serializes appends without busy errors.
             Dialect::Sqlite => {
                 options
-                    .max_connections(1)
                     .after_connect(|conn, _| {
                         Box::pin(async move {
                             use sqlx::Executor;
@@ -112,14 +121,19 @@ impl SqlTaskStore {
                     .connect(&url)
                     .await?
             }
-            Dialect::Postgres => options.max_connections(16).connect(&url).await?,
+            Dialect::Postgres => options.connect(&url).await?,
         };
         schema::migrate(&pool, dialect).await?;
+        let instance: Arc<str> = Arc::from(uuid::Uuid::new_v4().to_string());
+        let writers =
+            writer::Writers::start(&pool, writer_count as usize, dialect, instance.clone())
+                .await?;
         Ok(Self {
             pool,
             dialect,
             agent: Arc::from(""),
-            instance: Arc::from(uuid::Uuid::new_v4().to_string()),
+            instance,
+            writers,
         })
     }
 
@@ -130,6 +144,7 @@ impl SqlTaskStore {
             dialect: self.dialect,
             agent: Arc::from(agent_id),
             instance: self.instance.clone(),
+            writers: self.writers.clone(),
         }
     }
 
@@ -148,12 +163,6 @@ impl SqlTaskStore {
         &self.pool
     }
 
-    fn lock_clause(&self) -> &'static str {
-        match self.dialect {
-            Dialect::Postgres => " FOR UPDATE",
-            Dialect::Sqlite => "",
-        }
-    }
 
     async fn log(&self, task_id: &str, after_seq: u64) -> Result<Vec<TaskEventRecord>, StoreError> {
         let rows = sqlx::query(
@@ -197,9 +206,6 @@ fn record(row: &AnyRow) -> Result<TaskEventRecord, StoreError> {
     Ok(TaskEventRecord::new(seq_of(seq), state_of(state), event))
 }
 
-fn millis(t: Option<chrono::DateTime<chrono::Utc>>) -> i64 {
-    t.map_or(0, |t| t.timestamp_millis())
-}
 
 /// A value bound to a query built at run time.
 enum Arg {
@@ -215,120 +221,14 @@ impl TaskStore for SqlTaskStore {
         expected_seq: u64,
         events: Vec<TaskEvent>,
     ) -> Result<Vec<Arc<TaskEventRecord>>, StoreError> {
-        let mut tx = self.pool.begin().await.map_err(backend)?;
-        let row = sqlx::query(&format!(
-            "SELECT seq, state, context_id, status_ms FROM a2a_tasks WHERE agent_id = $1 AND id = $2{}",
-            self.lock_clause()
-        ))
-        .bind(&*self.agent)
-        .bind(task_id)
-        .fetch_optional(&mut *tx)
-        .await
-        .map_err(backend)?;
-        let (mut state, context_id, mut status_ms) = match (&row, expected_seq) {
-            (Some(_), 0) => return Err(StoreError::AlreadyExists(task_id.to_owned())),
-            (None, 0) => match events.first() {
-                Some(TaskEvent::Created(t)) => (TaskState::Unspecified, t.context_id.clone(), 0),
-                _ => return Err(StoreError::NotCreated(task_id.to_owned())),
-            },
-            (None, _) => return Err(StoreError::NotFound(task_id.to_owned())),
-            (Some(r), expected) => {
-                let actual = seq_of(r.try_get("seq").map_err(backend)?);
-                if actual != expected {
-                    return Err(StoreError::Conflict {
-                        task_id: task_id.to_owned(),
-                        expected,
-                        actual,
-                    });
-                }
-                (
-                    state_of(r.try_get("state").map_err(backend)?),
-                    r.try_get::<String, _>("context_id").map_err(backend)?,
-                    r.try_get::<i64, _>("status_ms").map_err(backend)?,
-                )
-            }
-        };
-        let mut records = Vec::with_capacity(events.len());
-        let mut seq = expected_seq;
-        for event in events {
-            match &event {
-                TaskEvent::Created(t) => {
-                    state = t.status.state;
-                    status_ms = millis(t.status.timestamp);
-                }
-                TaskEvent::Status(s) => {
-                    state = s.status.state;
-                    status_ms = millis(s.status.timestamp);
-                }
-                _ => {}
-            }
-            seq += 1;
-            let json = codec::encode(&event).map_err(StoreError::Serialization)?;
-            sqlx::query(
-                "INSERT INTO a2a_task_events (agent_id, task_id, seq, state, event) VALUES ($1, $2, $3, $4, $5)",
-            )
-            .bind(&*self.agent)
-            .bind(task_id)
-            .bind(i64::try_from(seq).unwrap_or(i64::MAX))
-            .bind(i64::from(state.number()))
-            .bind(json)
-            .execute(&mut *tx)
+        self.writers
+            .append(writer::Append {
+                agent: self.agent.clone(),
+                task_id: task_id.to_owned(),
+                expected_seq,
+                events,
+            })
             .await
-            .map_err(backend)?;
-            records.push(Arc::new(TaskEventRecord::new(seq, state, event)));
-        }
-        let now = now_ms();
-        let seq_i = i64::try_from(seq).unwrap_or(i64::MAX);
-        let state_i = i64::from(state.number());
-        let written = if expected_seq == 0 {
-            sqlx::query(
-                "INSERT INTO a2a_tasks (agent_id, id, context_id, state, status_ms, seq, created_ms, updated_ms, owner) VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8)",
-            )
-            .bind(&*self.agent)
-            .bind(task_id)
-            .bind(context_id)
-            .bind(state_i)
-            .bind(status_ms)
-            .bind(seq_i)
-            .bind(now)
-            .bind(&*self.instance)
-            .execute(&mut *tx)
-            .await
-        } else {
-            sqlx::query(
-                "UPDATE a2a_tasks SET state = $3, status_ms = $4, seq = $5, updated_ms = $6, owner = $7 WHERE agent_id = $1 AND id = $2",
-            )
-            .bind(&*self.agent)
-            .bind(task_id)
-            .bind(state_i)
-            .bind(status_ms)
-            .bind(seq_i)
-            .bind(now)
-            .bind(&*self.instance)
-            .execute(&mut *tx)
-            .await
-        };
-        match written {
-            Ok(_) => {}
-            // Two creators raced; the other one committed first.
-            Err(e)
-                if e.as_database_error()
-                    .is_some_and(|d| d.is_unique_violation()) =>
-            {
-                return Err(StoreError::AlreadyExists(task_id.to_owned()));
-            }
-            Err(e) => return Err(backend(e)),
-        }
-        tx.commit().await.map_err(|e| {
-            if e.as_database_error()
-                .is_some_and(|d| d.is_unique_violation())
-            {
-                StoreError::AlreadyExists(task_id.to_owned())
-            } else {
-                backend(e)
-            }
-        })?;
-        Ok(records)
     }
 
     async fn get(

@@ -1,6 +1,7 @@
 //! Group commit: appends are queued to writer tasks, each owning one connection, which apply
-//! every queued append in one transaction (one savepoint each, so one refused append does
-//! not undo the others) and answer each caller once the transaction is committed. A caller
+//! every queued append in one transaction (an append that is refused, say for a stale
+//! sequence number, is checked before it writes anything, so it does not undo the others)
+//! and answer each caller once the transaction is committed. A caller
 //! is answered only after its events are durable, and the cost of a commit is shared by all
 //! the appends that arrived while the previous one was running.
 //!
@@ -16,7 +17,7 @@ use sqlx::pool::PoolConnection;
 use sqlx::{Any, AnyPool, Row};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::{Dialect, backend, codec, now_ms, seq_of, state_of};
+use crate::{Dialect, codec, now_ms, seq_of, state_of};
 
 /// Most appends applied in one transaction.
 const MAX_BATCH: usize = 256;
@@ -115,26 +116,15 @@ async fn apply_batch(
     }
     let mut results: Answered = Vec::with_capacity(batch.len());
     for (job, reply) in batch {
-        let savepoint = sqlx::query("SAVEPOINT a").execute(&mut **conn).await;
-        if let Err(e) = savepoint {
-            results.push((reply, Err(backend(e))));
-            continue;
-        }
-        let result = apply(conn, job, dialect, instance).await;
-        let end = if result.is_ok() {
-            "RELEASE SAVEPOINT a"
-        } else {
-            "ROLLBACK TO SAVEPOINT a"
-        };
-        let ended = sqlx::query(end).execute(&mut **conn).await;
-        if result.is_err() && ended.is_ok() {
-            // Release the rolled-back savepoint too, so savepoints do not pile up.
-            let _ = sqlx::query("RELEASE SAVEPOINT a").execute(&mut **conn).await;
-        }
-        results.push((reply, result));
-        if let Err(e) = ended {
-            let _ = sqlx::query("ROLLBACK").execute(&mut **conn).await;
-            return failed_all(results.into_iter().map(|(r, _)| r), &e);
+        // A refused append writes nothing; a database error while writing leaves the
+        // transaction in doubt, so the whole batch is rolled back and every caller told.
+        match apply(conn, job, dialect, instance).await {
+            Ok(result) => results.push((reply, result)),
+            Err(e) => {
+                let _ = sqlx::query("ROLLBACK").execute(&mut **conn).await;
+                let replies = results.into_iter().map(|(r, _)| r);
+                return failed_all(replies.chain(std::iter::once(reply)), &e);
+            }
         }
     }
     if let Err(e) = sqlx::query("COMMIT").execute(&mut **conn).await {
@@ -144,14 +134,15 @@ async fn apply_batch(
     results
 }
 
-/// One append inside the batch's transaction: check the expected sequence number, insert the
-/// events, create or update the task's row.
+/// One append inside the batch's transaction: check the expected sequence number (a refused
+/// append writes nothing: the inner error), then create or update the task's row and insert
+/// the events in one statement. The outer error is a database failure while writing.
 async fn apply(
     conn: &mut PoolConnection<Any>,
     job: Append,
     dialect: Dialect,
     instance: &str,
-) -> Result<Vec<Arc<TaskEventRecord>>, StoreError> {
+) -> Result<Result<Vec<Arc<TaskEventRecord>>, StoreError>, sqlx::Error> {
     let Append {
         agent,
         task_id,
@@ -168,32 +159,33 @@ async fn apply(
     .bind(&*agent)
     .bind(task_id.as_str())
     .fetch_optional(&mut **conn)
-    .await
-    .map_err(backend)?;
+    .await?;
+    let refused = |e: StoreError| Ok(Err(e));
     let (mut state, context_id, mut status_ms) = match (&row, expected_seq) {
-        (Some(_), 0) => return Err(StoreError::AlreadyExists(task_id.clone())),
+        (Some(_), 0) => return refused(StoreError::AlreadyExists(task_id)),
         (None, 0) => match events.first() {
             Some(TaskEvent::Created(t)) => (TaskState::Unspecified, t.context_id.clone(), 0),
-            _ => return Err(StoreError::NotCreated(task_id.clone())),
+            _ => return refused(StoreError::NotCreated(task_id)),
         },
-        (None, _) => return Err(StoreError::NotFound(task_id.clone())),
+        (None, _) => return refused(StoreError::NotFound(task_id)),
         (Some(r), expected) => {
-            let actual = seq_of(r.try_get("seq").map_err(backend)?);
+            let actual = seq_of(r.try_get("seq")?);
             if actual != expected {
-                return Err(StoreError::Conflict {
-                    task_id: task_id.clone(),
+                return refused(StoreError::Conflict {
+                    task_id,
                     expected,
                     actual,
                 });
             }
             (
-                state_of(r.try_get("state").map_err(backend)?),
-                r.try_get::<String, _>("context_id").map_err(backend)?,
-                r.try_get::<i64, _>("status_ms").map_err(backend)?,
+                state_of(r.try_get("state")?),
+                r.try_get::<String, _>("context_id")?,
+                r.try_get::<i64, _>("status_ms")?,
             )
         }
     };
-    let mut records = Vec::with_capacity(events.len());
+    // Encode everything before writing anything.
+    let mut rows = Vec::with_capacity(events.len());
     let mut seq = expected_seq;
     for event in events {
         match &event {
@@ -208,24 +200,16 @@ async fn apply(
             _ => {}
         }
         seq += 1;
-        let json = codec::encode(&event).map_err(StoreError::Serialization)?;
-        sqlx::query(
-            "INSERT INTO a2a_task_events (agent_id, task_id, seq, state, event) VALUES ($1, $2, $3, $4, $5)",
-        )
-        .bind(&*agent)
-        .bind(task_id.as_str())
-        .bind(i64::try_from(seq).unwrap_or(i64::MAX))
-        .bind(i64::from(state.number()))
-        .bind(json)
-        .execute(&mut **conn)
-        .await
-        .map_err(backend)?;
-        records.push(Arc::new(TaskEventRecord::new(seq, state, event)));
+        let json = match codec::encode(&event) {
+            Ok(j) => j,
+            Err(e) => return refused(StoreError::Serialization(e)),
+        };
+        rows.push((json, TaskEventRecord::new(seq, state, event)));
     }
     let now = now_ms();
     let seq_i = i64::try_from(seq).unwrap_or(i64::MAX);
     let state_i = i64::from(state.number());
-    let written = if expected_seq == 0 {
+    if expected_seq == 0 {
         sqlx::query(
             "INSERT INTO a2a_tasks (agent_id, id, context_id, state, status_ms, seq, created_ms, updated_ms, owner) VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8)",
         )
@@ -238,7 +222,7 @@ async fn apply(
         .bind(now)
         .bind(instance)
         .execute(&mut **conn)
-        .await
+        .await?;
     } else {
         sqlx::query(
             "UPDATE a2a_tasks SET state = $3, status_ms = $4, seq = $5, updated_ms = $6, owner = $7 WHERE agent_id = $1 AND id = $2",
@@ -251,19 +235,31 @@ async fn apply(
         .bind(now)
         .bind(instance)
         .execute(&mut **conn)
-        .await
-    };
-    match written {
-        Ok(_) => Ok(records),
-        // Two creators raced on different writers' connections; the other one won.
-        Err(e)
-            if e.as_database_error()
-                .is_some_and(|d| d.is_unique_violation()) =>
-        {
-            Err(StoreError::AlreadyExists(task_id.clone()))
-        }
-        Err(e) => Err(backend(e)),
+        .await?;
     }
+    if !rows.is_empty() {
+        let placeholders: Vec<String> = (0..rows.len())
+            .map(|i| {
+                let b = i * 5;
+                format!("(${}, ${}, ${}, ${}, ${})", b + 1, b + 2, b + 3, b + 4, b + 5)
+            })
+            .collect();
+        let sql = format!(
+            "INSERT INTO a2a_task_events (agent_id, task_id, seq, state, event) VALUES {}",
+            placeholders.join(", ")
+        );
+        let mut q = sqlx::query(&sql);
+        for (json, r) in &rows {
+            q = q
+                .bind(&*agent)
+                .bind(task_id.as_str())
+                .bind(i64::try_from(r.seq).unwrap_or(i64::MAX))
+                .bind(i64::from(r.state.number()))
+                .bind(json.as_str());
+        }
+        q.execute(&mut **conn).await?;
+    }
+    Ok(Ok(rows.into_iter().map(|(_, r)| Arc::new(r)).collect()))
 }
 
 fn millis(t: Option<chrono::DateTime<chrono::Utc>>) -> i64 {

@@ -126,8 +126,7 @@ impl SqlTaskStore {
         schema::migrate(&pool, dialect).await?;
         let instance: Arc<str> = Arc::from(uuid::Uuid::new_v4().to_string());
         let writers =
-            writer::Writers::start(&pool, writer_count as usize, dialect, instance.clone())
-                .await?;
+            writer::Writers::start(&pool, writer_count as usize, dialect, instance.clone()).await?;
         Ok(Self {
             pool,
             dialect,
@@ -162,7 +161,6 @@ impl SqlTaskStore {
     pub fn pool(&self) -> &AnyPool {
         &self.pool
     }
-
 
     async fn log(&self, task_id: &str, after_seq: u64) -> Result<Vec<TaskEventRecord>, StoreError> {
         let rows = sqlx::query(
@@ -205,7 +203,6 @@ fn record(row: &AnyRow) -> Result<TaskEventRecord, StoreError> {
     let event = codec::decode(&json).map_err(StoreError::Serialization)?;
     Ok(TaskEventRecord::new(seq_of(seq), state_of(state), event))
 }
-
 
 /// A value bound to a query built at run time.
 enum Arg {

@@ -8,7 +8,7 @@
 //! Appends to one task always go to the same writer (by a hash of its id), so they are
 //! applied in the order they were made.
 
-use std::hash::{BuildHasher, Hash, Hasher};
+use std::hash::BuildHasher;
 use std::sync::Arc;
 
 use a2a_server::store::{StoreError, TaskEvent, TaskEventRecord};
@@ -66,9 +66,7 @@ impl Writers {
         &self,
         job: Append,
     ) -> Result<Vec<Arc<TaskEventRecord>>, StoreError> {
-        let mut h = self.hasher.build_hasher();
-        job.task_id.hash(&mut h);
-        let i = (h.finish() % self.queues.len() as u64) as usize;
+        let i = (self.hasher.hash_one(&job.task_id) % self.queues.len() as u64) as usize;
         let (reply, answer) = oneshot::channel();
         let closed = || StoreError::Backend("the task store's writer stopped".into());
         self.queues[i]
@@ -241,7 +239,14 @@ async fn apply(
         let placeholders: Vec<String> = (0..rows.len())
             .map(|i| {
                 let b = i * 5;
-                format!("(${}, ${}, ${}, ${}, ${})", b + 1, b + 2, b + 3, b + 4, b + 5)
+                format!(
+                    "(${}, ${}, ${}, ${}, ${})",
+                    b + 1,
+                    b + 2,
+                    b + 3,
+                    b + 4,
+                    b + 5
+                )
             })
             .collect();
         let sql = format!(

@@ -71,6 +71,9 @@ pub(crate) struct ServeArgs {
     drain_seconds: f64,
 }
 
+/// How often a quiet stream reads the shared store for events written by other processes.
+const STORE_POLL: std::time::Duration = std::time::Duration::from_millis(250);
+
 /// `url` without a password, for logs and banners.
 fn redacted(url: &str) -> String {
     match (url.find("://"), url.rfind('@')) {
@@ -105,11 +108,16 @@ fn handler_for(
             InMemoryTaskStoreConfig::default().with_max_terminal_tasks(args.max_terminal_tasks),
         )),
     };
+    let mut config = RuntimeConfig::default();
+    if db.is_some() {
+        // Other processes may share the database: follow their events through it.
+        config.store_poll = Some(STORE_POLL);
+    }
     let runtime = TaskRuntime::new(
         agent.executor.clone(),
         store,
         Arc::new(InProcessBus::default()),
-        RuntimeConfig::default(),
+        config,
     );
     let mut config = HandlerConfig::default();
     config.default_history_length = args.default_history_length;

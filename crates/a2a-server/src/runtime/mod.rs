@@ -38,6 +38,10 @@ pub struct RuntimeConfig {
     /// Close streams on `TASK_STATE_AUTH_REQUIRED` (default) or keep them open while the
     /// credentials arrive out of band.
     pub close_stream_on_auth_required: bool,
+    /// With a store that several processes share, events another process writes reach the
+    /// subscribers here only through the store: streams read the log at this interval while
+    /// the in-process bus is quiet. `None` (default): the bus carries every event.
+    pub store_poll: Option<Duration>,
 }
 
 impl Default for RuntimeConfig {
@@ -45,6 +49,7 @@ impl Default for RuntimeConfig {
         Self {
             cancel_grace: Duration::from_secs(5),
             close_stream_on_auth_required: true,
+            store_poll: None,
         }
     }
 }
@@ -242,7 +247,8 @@ impl TaskRuntime {
                 tokio::spawn(fut);
                 let policy = self.policy();
                 let events =
-                    TaskEventStream::new(req.task_id, sh.store.clone(), sub, cursor, policy);
+                    TaskEventStream::new(req.task_id, sh.store.clone(), sub, cursor, policy)
+                        .with_poll(sh.config.store_poll);
                 (Some(events), Execution::new(None, updater))
             }
             None => (None, Execution::new(Some(fut), updater)),
@@ -410,6 +416,7 @@ impl TaskRuntime {
                     after,
                     ClosePolicy::TERMINAL_ONLY,
                 )
+                .with_poll(sh.config.store_poll)
                 .with_backlog(backlog))
             }
             _ => {
@@ -425,6 +432,7 @@ impl TaskRuntime {
                     snap.seq,
                     ClosePolicy::TERMINAL_ONLY,
                 )
+                .with_poll(sh.config.store_poll)
                 .with_snapshot(snap.task, snap.seq, false))
             }
         }

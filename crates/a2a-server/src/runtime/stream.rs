@@ -88,6 +88,8 @@ pub struct TaskEventStream {
     first: Option<StreamItem>,
     backlog: VecDeque<Arc<TaskEventRecord>>,
     policy: ClosePolicy,
+    /// Read the log at this interval while the bus is quiet (a store shared by processes).
+    poll: Option<std::time::Duration>,
     done: bool,
 }
 
@@ -107,8 +109,15 @@ impl TaskEventStream {
             first: None,
             backlog: VecDeque::new(),
             policy,
+            poll: None,
             done: false,
         }
+    }
+
+    /// Also reads the log every `poll` while no event arrives on the bus.
+    pub(crate) fn with_poll(mut self, poll: Option<std::time::Duration>) -> Self {
+        self.poll = poll;
+        self
     }
 
     /// Starts with a task snapshot; `closes` says whether the stream ends right after it.
@@ -175,7 +184,21 @@ impl TaskEventStream {
                     return Some(Ok(item));
                 }
             }
-            match self.sub.recv().await {
+            let received = match self.poll {
+                None => self.sub.recv().await,
+                Some(every) => match tokio::time::timeout(every, self.sub.recv()).await {
+                    Ok(received) => received,
+                    Err(_) => {
+                        // Quiet: another process may have written; read the log.
+                        if let Err(e) = self.catch_up().await {
+                            self.done = true;
+                            return Some(Err(e));
+                        }
+                        continue;
+                    }
+                },
+            };
+            match received {
                 Ok(BusEvent::Record(r)) => {
                     if r.seq > self.cursor + 1 {
                         // Published before we subscribed or skipped: fill the gap from the log.

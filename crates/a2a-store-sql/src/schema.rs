@@ -96,15 +96,38 @@ const POSTGRES: &[(i64, &[&str])] = &[(
     ],
 )];
 
-/// Applies the migrations `pool` has not seen yet, each in its own transaction.
+/// Key of the PostgreSQL advisory lock that serializes migrations across replicas.
+const MIGRATION_LOCK: i64 = 0x0a2a_5707;
+
+/// Applies the migrations the database has not seen yet, each in its own transaction. On
+/// PostgreSQL an advisory lock makes replicas that start together take turns.
 pub(crate) async fn migrate(pool: &AnyPool, dialect: Dialect) -> Result<(), sqlx::Error> {
+    let mut conn = pool.acquire().await?;
+    if dialect == Dialect::Postgres {
+        sqlx::query("SELECT pg_advisory_lock($1)")
+            .bind(MIGRATION_LOCK)
+            .execute(&mut *conn)
+            .await?;
+    }
+    let result = migrate_on(&mut conn, dialect).await;
+    if dialect == Dialect::Postgres {
+        sqlx::query("SELECT pg_advisory_unlock($1)")
+            .bind(MIGRATION_LOCK)
+            .execute(&mut *conn)
+            .await?;
+    }
+    result
+}
+
+async fn migrate_on(conn: &mut sqlx::AnyConnection, dialect: Dialect) -> Result<(), sqlx::Error> {
+    use sqlx::Connection;
     sqlx::query(
         "CREATE TABLE IF NOT EXISTS a2a_schema (version BIGINT PRIMARY KEY, applied_ms BIGINT NOT NULL)",
     )
-    .execute(pool)
+    .execute(&mut *conn)
     .await?;
     let current: Option<i64> = sqlx::query_scalar("SELECT MAX(version) FROM a2a_schema")
-        .fetch_one(pool)
+        .fetch_one(&mut *conn)
         .await?;
     let current = current.unwrap_or(0);
     let migrations = match dialect {
@@ -112,7 +135,7 @@ pub(crate) async fn migrate(pool: &AnyPool, dialect: Dialect) -> Result<(), sqlx
         Dialect::Postgres => POSTGRES,
     };
     for (version, statements) in migrations.iter().filter(|(v, _)| *v > current) {
-        let mut tx = pool.begin().await?;
+        let mut tx = conn.begin().await?;
         for statement in *statements {
             sqlx::query(statement).execute(&mut *tx).await?;
         }

@@ -32,6 +32,16 @@ pub fn postgres_url() -> Option<String> {
 /// A store in a new schema of the test database, so tests run in parallel without sharing
 /// tables.
 pub async fn postgres() -> Option<SqlTaskStore> {
+    let url = postgres_schema_url().await?;
+    Some(
+        SqlTaskStore::connect(&url)
+            .await
+            .expect("open PostgreSQL store"),
+    )
+}
+
+/// The URL of a new, empty schema of the test database.
+pub async fn postgres_schema_url() -> Option<String> {
     let url = postgres_url()?;
     let schema = format!("t_{}", uuid::Uuid::new_v4().simple());
     {
@@ -43,12 +53,7 @@ pub async fn postgres() -> Option<SqlTaskStore> {
             .expect("create schema");
     }
     let sep = if url.contains('?') { '&' } else { '?' };
-    let url = format!("{url}{sep}options=-c%20search_path%3D{schema}");
-    Some(
-        SqlTaskStore::connect(&url)
-            .await
-            .expect("open PostgreSQL store"),
-    )
+    Some(format!("{url}{sep}options=-c%20search_path%3D{schema}"))
 }
 
 /// As a trait object.

@@ -1,22 +1,26 @@
-//! Keeping this process's task leases, and failing the tasks of processes that stopped.
+//! Store upkeep: keeping this process's task leases, failing the tasks of processes that
+//! stopped, expiring tasks left waiting for input, deleting old finished tasks.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use a2a_server::RequestHandler;
-use a2a_store_sql::{LeaseConfig, SqlTaskStore};
+use a2a_store_sql::{LeaseConfig, RetentionConfig, SqlTaskStore};
 use tokio::task::JoinHandle;
 
 /// Most abandoned tasks handled per sweep (the next sweep takes the rest).
 const SWEEP_LIMIT: usize = 200;
 
-/// Beats for this process every `config.heartbeat` and fails, through the agent's runtime
-/// (so that subscribers hear it), every SUBMITTED or WORKING task whose process has been
-/// silent for `config.expiry`. Runs until the returned task is aborted.
+/// Every `config.heartbeat`: beats for this process; fails, through the agent's runtime (so
+/// that subscribers hear it), every SUBMITTED or WORKING task whose process has been silent
+/// for `config.expiry`; cancels tasks waiting for input longer than
+/// `retention.idle_interrupted`; deletes finished tasks older than `retention.terminal`.
+/// Runs until the returned task is aborted.
 pub fn keep_leases(
     db: SqlTaskStore,
     handlers: BTreeMap<String, Arc<RequestHandler>>,
     config: LeaseConfig,
+    retention: RetentionConfig,
 ) -> JoinHandle<()> {
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(config.heartbeat);
@@ -54,6 +58,43 @@ pub fn keep_leases(
                     }
                 }
             }
+            if let Some(idle) = retention.idle_interrupted {
+                expire_idle(&db, &handlers, idle).await;
+            }
+            if let Some(age) = retention.terminal {
+                match db.delete_finished(age, SWEEP_LIMIT).await {
+                    Ok(0) => {}
+                    Ok(n) => tracing::info!(deleted = n, "deleted finished tasks past retention"),
+                    Err(e) => tracing::warn!(error = %e, "deleting old tasks failed"),
+                }
+            }
         }
     })
+}
+
+async fn expire_idle(
+    db: &SqlTaskStore,
+    handlers: &BTreeMap<String, Arc<RequestHandler>>,
+    idle: std::time::Duration,
+) {
+    let tasks = match db.idle_interrupted(idle, SWEEP_LIMIT).await {
+        Ok(t) => t,
+        Err(e) => {
+            tracing::warn!(error = %e, "looking for idle tasks failed");
+            return;
+        }
+    };
+    for t in tasks {
+        let Some(handler) = handlers.get(&t.agent_id) else {
+            continue;
+        };
+        let reason = format!("expired: no input for {idle:?}");
+        if let Err(e) = handler
+            .runtime()
+            .expire_interrupted(&t.task_id, &reason)
+            .await
+        {
+            tracing::warn!(task_id = %t.task_id, error = %e, "could not expire an idle task");
+        }
+    }
 }

@@ -15,10 +15,12 @@
 
 mod codec;
 mod leases;
+mod retention;
 mod schema;
 mod writer;
 
 pub use leases::{AbandonedTask, LeaseConfig};
+pub use retention::{IdleTask, RetentionConfig};
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -11,7 +11,7 @@ use a2a_server::{
     CardCompat, HandlerConfig, InProcessBus, RequestHandler, RuntimeConfig, ServeOptions,
     TaskRuntime,
 };
-use a2a_store_sql::{LeaseConfig, SqlTaskStore};
+use a2a_store_sql::{LeaseConfig, RetentionConfig, SqlTaskStore};
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 
@@ -57,6 +57,13 @@ pub(crate) struct ServeArgs {
     /// SUBMITTED / WORKING tasks are failed (SQL stores).
     #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
     lease_expiry: f64,
+    /// SQL stores: seconds a finished task is kept after its last change (0: forever).
+    #[arg(long, default_value_t = 7.0 * 24.0 * 3600.0, value_name = "SECONDS")]
+    retention: f64,
+    /// SQL stores: seconds a task may wait for input or authentication before it is
+    /// canceled as expired (0: forever).
+    #[arg(long, default_value_t = 24.0 * 3600.0, value_name = "SECONDS")]
+    idle_expiry: f64,
     /// With `--store memory`: terminal tasks kept per agent before the oldest are evicted.
     #[arg(long, default_value_t = 10_000)]
     max_terminal_tasks: usize,
@@ -69,6 +76,13 @@ pub(crate) struct ServeArgs {
     /// Seconds to let open requests and streams finish after SIGINT/SIGTERM.
     #[arg(long, default_value_t = 10.0)]
     drain_seconds: f64,
+}
+
+/// `secs` as a duration; 0, negative or not a number mean "no limit".
+fn positive_seconds(secs: f64) -> Option<std::time::Duration> {
+    std::time::Duration::try_from_secs_f64(secs)
+        .ok()
+        .filter(|d| !d.is_zero())
 }
 
 /// How often a quiet stream reads the shared store for events written by other processes.
@@ -210,10 +224,14 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
             db.heartbeat()
                 .await
                 .context("cannot write to the task store")?;
+            let mut retention = RetentionConfig::default();
+            retention.terminal = positive_seconds(args.retention);
+            retention.idle_interrupted = positive_seconds(args.idle_expiry);
             Some(a2a_host::leases::keep_leases(
                 db.clone(),
                 host.handlers_by_id(),
                 LeaseConfig::with_expiry(expiry),
+                retention,
             ))
         }
         None => None,

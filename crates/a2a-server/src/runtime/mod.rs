@@ -388,6 +388,32 @@ impl TaskRuntime {
         }
     }
 
+    /// Cancels a task left waiting for input or authentication for too long (a store's
+    /// retention sweep finds them), with `reason` as the status message, publishing it to
+    /// subscribers. Returns `false` when the task is no longer waiting.
+    pub async fn expire_interrupted(&self, task_id: &str, reason: &str) -> Result<bool, A2aError> {
+        let sh = &self.shared;
+        let snap = self.snapshot(task_id, Some(0)).await?;
+        if !snap.task.status.state.is_interrupted() {
+            return Ok(false);
+        }
+        let updater = TaskUpdater::new(
+            task_id.to_owned(),
+            snap.task.context_id.clone(),
+            self.active(task_id, true),
+            sh.store.clone(),
+            sh.bus.clone(),
+            None,
+        );
+        match updater.cancel(Some(updater.agent_text(reason))).await {
+            Ok(()) => Ok(true),
+            Err(UpdaterError::TaskClosed(_) | UpdaterError::Store(StoreError::Conflict { .. })) => {
+                Ok(false)
+            }
+            Err(e) => Err(store_failure(e)),
+        }
+    }
+
     /// Follows an existing task: the current snapshot first (or, with `after_seq`, the
     /// events logged after it), then live events until a terminal state. Interrupted states
     /// do not end a subscription (spec §3.1.6): the task goes on when its input arrives.

@@ -1,0 +1,125 @@
+//! Bounded growth: finished tasks are deleted after a while, and tasks left waiting for input
+//! are found so the host can expire them.
+
+use std::time::Duration;
+
+use a2a_server::store::StoreError;
+use a2a_types::TaskState;
+use sqlx::Row;
+
+use crate::{SqlTaskStore, backend, now_ms};
+
+/// How long tasks are kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RetentionConfig {
+    /// Finished (terminal) tasks are deleted with their events this long after their last
+    /// change. `None`: kept forever.
+    pub terminal: Option<Duration>,
+    /// Tasks waiting for input or authentication with no change for this long are expired
+    /// (the host cancels them). `None`: they wait forever.
+    pub idle_interrupted: Option<Duration>,
+}
+
+impl Default for RetentionConfig {
+    fn default() -> Self {
+        Self {
+            terminal: Some(Duration::from_secs(7 * 24 * 3600)),
+            idle_interrupted: Some(Duration::from_secs(24 * 3600)),
+        }
+    }
+}
+
+/// A task waiting for input (or authentication) for longer than allowed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct IdleTask {
+    /// The agent whose task it is.
+    pub agent_id: String,
+    /// The task.
+    pub task_id: String,
+}
+
+fn millis(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+const TERMINAL: [TaskState; 4] = [
+    TaskState::Completed,
+    TaskState::Failed,
+    TaskState::Canceled,
+    TaskState::Rejected,
+];
+
+impl SqlTaskStore {
+    /// Deletes, with their events, up to `limit` terminal tasks (of every agent) unchanged
+    /// for `age`. Returns how many were deleted.
+    pub async fn delete_finished(&self, age: Duration, limit: usize) -> Result<u64, StoreError> {
+        let cutoff = now_ms().saturating_sub(millis(age));
+        let states = TERMINAL
+            .iter()
+            .map(|s| s.number().to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
+        let victims = format!(
+            "SELECT agent_id, id FROM a2a_tasks WHERE state IN ({states}) AND updated_ms < $1 LIMIT {limit}"
+        );
+        let mut tx = self.pool.begin().await.map_err(backend)?;
+        let rows = sqlx::query(&victims)
+            .bind(cutoff)
+            .fetch_all(&mut *tx)
+            .await
+            .map_err(backend)?;
+        for r in &rows {
+            let agent: String = r.try_get("agent_id").map_err(backend)?;
+            let id: String = r.try_get("id").map_err(backend)?;
+            sqlx::query("DELETE FROM a2a_task_events WHERE agent_id = $1 AND task_id = $2")
+                .bind(&agent)
+                .bind(&id)
+                .execute(&mut *tx)
+                .await
+                .map_err(backend)?;
+            sqlx::query("DELETE FROM a2a_push_configs WHERE agent_id = $1 AND task_id = $2")
+                .bind(&agent)
+                .bind(&id)
+                .execute(&mut *tx)
+                .await
+                .map_err(backend)?;
+            sqlx::query("DELETE FROM a2a_tasks WHERE agent_id = $1 AND id = $2")
+                .bind(&agent)
+                .bind(&id)
+                .execute(&mut *tx)
+                .await
+                .map_err(backend)?;
+        }
+        tx.commit().await.map_err(backend)?;
+        Ok(rows.len() as u64)
+    }
+
+    /// Up to `limit` tasks (of every agent) waiting for input or authentication with no
+    /// change for `idle`.
+    pub async fn idle_interrupted(
+        &self,
+        idle: Duration,
+        limit: usize,
+    ) -> Result<Vec<IdleTask>, StoreError> {
+        let cutoff = now_ms().saturating_sub(millis(idle));
+        let rows = sqlx::query(&format!(
+            "SELECT agent_id, id FROM a2a_tasks WHERE state IN ($1, $2) AND updated_ms < $3 LIMIT {limit}"
+        ))
+        .bind(i64::from(TaskState::InputRequired.number()))
+        .bind(i64::from(TaskState::AuthRequired.number()))
+        .bind(cutoff)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(backend)?;
+        rows.iter()
+            .map(|r| {
+                Ok(IdleTask {
+                    agent_id: r.try_get("agent_id").map_err(backend)?,
+                    task_id: r.try_get("id").map_err(backend)?,
+                })
+            })
+            .collect()
+    }
+}

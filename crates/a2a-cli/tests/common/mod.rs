@@ -9,12 +9,23 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_a2a");
 pub struct Server {
     pub child: Child,
     pub base: String,
+    /// The SQLite file `serve` made for this server alone, removed with it.
+    own_store: Option<String>,
 }
 
 impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if let Some(path) = self
+            .own_store
+            .as_deref()
+            .and_then(|s| s.strip_prefix("sqlite:"))
+        {
+            for suffix in ["", "-wal", "-shm"] {
+                let _ = std::fs::remove_file(format!("{path}{suffix}"));
+            }
+        }
     }
 }
 
@@ -32,11 +43,11 @@ pub fn temp_store() -> String {
 
 /// `a2a serve` with `args` on a free port (and its own SQLite file unless `args` say where).
 pub fn serve(args: &[&str]) -> Server {
-    let store = temp_store();
     let mut cmd = Command::new(BIN);
     cmd.args(["serve", "--port", "0"]).args(args);
-    if !args.contains(&"--store") {
-        cmd.args(["--store", &store]);
+    let own_store = (!args.contains(&"--store")).then(temp_store);
+    if let Some(store) = &own_store {
+        cmd.args(["--store", store]);
     }
     let mut child = cmd
         .stdout(Stdio::piped())
@@ -54,7 +65,11 @@ pub fn serve(args: &[&str]) -> Server {
         .unwrap_or_else(|| panic!("no URL in {line:?}"))
         .trim_end_matches('/')
         .to_owned();
-    Server { child, base }
+    Server {
+        child,
+        base,
+        own_store,
+    }
 }
 
 pub fn a2a(args: &[&str]) -> Output {

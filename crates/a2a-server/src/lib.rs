@@ -31,6 +31,9 @@ pub use transport::card::CardCompat;
 pub use updater::{TaskUpdater, UpdaterError};
 
 pub use a2a_types as types;
+/// The attribute agents implement [`AgentExecutor`] with, re-exported so that they need not
+/// depend on `async-trait` themselves: `#[a2a_server::async_trait]`.
+pub use async_trait::async_trait;
 
 use std::sync::Arc;
 

@@ -42,9 +42,10 @@ pub fn agent_rpc_routes(
         opts.public_url.clone(),
         opts.card_compat,
     ));
-    let mut router = Router::new().route(&format!("{path}/"), post(jsonrpc::handle));
+    let endpoint = || post(jsonrpc::handle).get(post_only);
+    let mut router = Router::new().route(&format!("{path}/"), endpoint());
     if !path.is_empty() {
-        router = router.route(path, post(jsonrpc::handle));
+        router = router.route(path, endpoint());
     }
     (router.with_state(rpc), card)
 }
@@ -69,6 +70,26 @@ pub fn card_routes(card: Arc<CardEndpoint>, path: &str) -> Router {
 pub fn agent_routes(handler: Arc<RequestHandler>, path: &str, opts: &ServeOptions) -> Router {
     let (rpc, card) = agent_rpc_routes(handler, path, opts);
     rpc.merge(card_routes(card, path))
+}
+
+/// `GET` on a JSON-RPC endpoint: a JSON 405 that says what to do instead.
+async fn post_only(uri: Uri) -> Response {
+    let path = uri.path().trim_end_matches('/');
+    let body = serde_json::json!({
+        "error": {
+            "code": 405,
+            "status": "METHOD_NOT_ALLOWED",
+            "message": format!(
+                "this is an A2A JSON-RPC endpoint: POST a JSON-RPC request here; the agent card is at {path}/.well-known/agent-card.json"
+            ),
+        }
+    });
+    let mut resp = (StatusCode::METHOD_NOT_ALLOWED, axum::Json(body)).into_response();
+    resp.headers_mut().insert(
+        axum::http::header::ALLOW,
+        axum::http::HeaderValue::from_static("POST"),
+    );
+    resp
 }
 
 /// A JSON 404 for unknown paths.

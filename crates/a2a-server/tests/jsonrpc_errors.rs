@@ -334,6 +334,19 @@ async fn trailing_slash_and_unknown_paths() {
     assert_eq!(resp.status(), 404);
     let v: Value = resp.json().await.unwrap();
     assert_eq!(v["error"]["status"], "NOT_FOUND");
+    // A GET on the endpoint says to POST, in JSON like every other error.
+    for url in [s.url.clone(), format!("{}/", s.url)] {
+        let resp = http().get(&url).send().await.unwrap();
+        assert_eq!(resp.status(), 405, "{url}");
+        assert_eq!(resp.headers()["allow"], "POST");
+        let v: Value = resp.json().await.unwrap();
+        let msg = v["error"]["message"].as_str().unwrap();
+        assert!(msg.contains("POST"), "{msg}");
+        assert!(
+            msg.contains("/a2a/agent/.well-known/agent-card.json"),
+            "{msg}"
+        );
+    }
 }
 
 #[tokio::test]

@@ -1,9 +1,9 @@
 //! `echo`: replies with a message echoing the text, or with a completed task carrying an
 //! artifact when the text starts with `task:`.
 
+use a2a_server::async_trait;
 use a2a_server::{AgentError, AgentExecutor, RequestContext, TaskUpdater};
 use a2a_types::{AgentCard, Artifact, Message, Role};
-use async_trait::async_trait;
 
 use super::{base_card, skill};
 

@@ -44,6 +44,18 @@ pub enum Dialect {
     Postgres,
 }
 
+impl Dialect {
+    /// Opens a transaction that will write. SQLite's default (deferred) transaction starts
+    /// as a reader and fails with `SQLITE_BUSY_SNAPSHOT` (not waiting) when another
+    /// connection wrote in between; `IMMEDIATE` takes the write lock first, waiting for it.
+    pub(crate) fn begin_write(self) -> &'static str {
+        match self {
+            Self::Sqlite => "BEGIN IMMEDIATE",
+            Self::Postgres => "BEGIN",
+        }
+    }
+}
+
 /// Errors opening a store.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

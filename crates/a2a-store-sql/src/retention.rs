@@ -64,36 +64,21 @@ impl SqlTaskStore {
         let victims = format!(
             "SELECT agent_id, id FROM a2a_tasks WHERE state IN ({states}) AND updated_ms < $1 LIMIT {limit}"
         );
-        let mut tx = self.pool.begin().await.map_err(backend)?;
-        let rows = sqlx::query(&victims)
-            .bind(cutoff)
-            .fetch_all(&mut *tx)
+        let mut conn = self.pool.acquire().await.map_err(backend)?;
+        sqlx::query(self.dialect.begin_write())
+            .execute(&mut *conn)
             .await
             .map_err(backend)?;
-        for r in &rows {
-            let agent: String = r.try_get("agent_id").map_err(backend)?;
-            let id: String = r.try_get("id").map_err(backend)?;
-            sqlx::query("DELETE FROM a2a_task_events WHERE agent_id = $1 AND task_id = $2")
-                .bind(&agent)
-                .bind(&id)
-                .execute(&mut *tx)
-                .await
-                .map_err(backend)?;
-            sqlx::query("DELETE FROM a2a_push_configs WHERE agent_id = $1 AND task_id = $2")
-                .bind(&agent)
-                .bind(&id)
-                .execute(&mut *tx)
-                .await
-                .map_err(backend)?;
-            sqlx::query("DELETE FROM a2a_tasks WHERE agent_id = $1 AND id = $2")
-                .bind(&agent)
-                .bind(&id)
-                .execute(&mut *tx)
-                .await
-                .map_err(backend)?;
-        }
-        tx.commit().await.map_err(backend)?;
-        Ok(rows.len() as u64)
+        let deleted = delete_victims(&mut conn, &victims, cutoff).await;
+        let end = if deleted.is_ok() {
+            "COMMIT"
+        } else {
+            "ROLLBACK"
+        };
+        let ended = sqlx::query(end).execute(&mut *conn).await;
+        let n = deleted.map_err(backend)?;
+        ended.map_err(backend)?;
+        Ok(n)
     }
 
     /// Up to `limit` tasks (of every agent) waiting for input or authentication with no
@@ -122,4 +107,32 @@ impl SqlTaskStore {
             })
             .collect()
     }
+}
+
+/// Deletes the tasks `victims` selects (unchanged since `cutoff`), rows of every table.
+async fn delete_victims(
+    conn: &mut sqlx::AnyConnection,
+    victims: &str,
+    cutoff: i64,
+) -> Result<u64, sqlx::Error> {
+    let rows = sqlx::query(victims)
+        .bind(cutoff)
+        .fetch_all(&mut *conn)
+        .await?;
+    for r in &rows {
+        let agent: String = r.try_get("agent_id")?;
+        let id: String = r.try_get("id")?;
+        for delete in [
+            "DELETE FROM a2a_task_events WHERE agent_id = $1 AND task_id = $2",
+            "DELETE FROM a2a_push_configs WHERE agent_id = $1 AND task_id = $2",
+            "DELETE FROM a2a_tasks WHERE agent_id = $1 AND id = $2",
+        ] {
+            sqlx::query(delete)
+                .bind(&agent)
+                .bind(&id)
+                .execute(&mut *conn)
+                .await?;
+        }
+    }
+    Ok(rows.len() as u64)
 }

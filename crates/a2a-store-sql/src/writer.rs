@@ -109,19 +109,28 @@ async fn apply_batch(
     dialect: Dialect,
     instance: &str,
 ) -> Answered {
-    if let Err(e) = sqlx::query("BEGIN").execute(&mut **conn).await {
+    if let Err(e) = sqlx::query(dialect.begin_write())
+        .execute(&mut **conn)
+        .await
+    {
         return failed_all(batch.into_iter().map(|(_, r)| r), &e);
     }
     let mut results: Answered = Vec::with_capacity(batch.len());
-    for (job, reply) in batch {
+    let mut jobs = batch.into_iter();
+    while let Some((job, reply)) = jobs.next() {
         // A refused append writes nothing; a database error while writing leaves the
-        // transaction in doubt, so the whole batch is rolled back and every caller told.
+        // transaction in doubt, so the whole batch is rolled back and every caller told,
+        // including those whose appends were not reached.
         match apply(conn, job, dialect, instance).await {
             Ok(result) => results.push((reply, result)),
             Err(e) => {
                 let _ = sqlx::query("ROLLBACK").execute(&mut **conn).await;
-                let replies = results.into_iter().map(|(r, _)| r);
-                return failed_all(replies.chain(std::iter::once(reply)), &e);
+                let replies = results
+                    .into_iter()
+                    .map(|(r, _)| r)
+                    .chain(std::iter::once(reply))
+                    .chain(jobs.map(|(_, r)| r));
+                return failed_all(replies, &e);
             }
         }
     }

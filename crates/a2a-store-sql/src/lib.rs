@@ -22,14 +22,15 @@ mod writer;
 pub use leases::{AbandonedTask, LeaseConfig};
 pub use retention::{IdleTask, RetentionConfig};
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use a2a_server::store::{
     StoreError, TaskEvent, TaskEventRecord, TaskPage, TaskQuery, TaskSnapshot, TaskStore,
-    apply_event, decode_page_token, encode_page_token, shape_for_listing,
+    decode_page_token, encode_page_token, project, shape_for_listing,
 };
-use a2a_types::{Task, TaskState};
+use a2a_types::TaskState;
 use async_trait::async_trait;
 use sqlx::any::{AnyPoolOptions, AnyRow};
 use sqlx::{AnyPool, Row};
@@ -189,24 +190,43 @@ impl SqlTaskStore {
         rows.iter().map(record).collect()
     }
 
+    /// The events of several tasks, read in one query (a listing page).
+    async fn logs_of<'a>(
+        &self,
+        ids: impl Iterator<Item = &'a str>,
+    ) -> Result<HashMap<String, Vec<TaskEvent>>, StoreError> {
+        let ids: Vec<&str> = ids.collect();
+        let mut logs = HashMap::with_capacity(ids.len());
+        if ids.is_empty() {
+            return Ok(logs);
+        }
+        let placeholders: Vec<String> = (2..ids.len() + 2).map(|i| format!("${i}")).collect();
+        let sql = format!(
+            "SELECT task_id, event FROM a2a_task_events WHERE agent_id = $1 AND task_id IN ({}) ORDER BY task_id, seq",
+            placeholders.join(", ")
+        );
+        let mut q = sqlx::query(&sql).bind(&*self.agent);
+        for id in &ids {
+            q = q.bind(*id);
+        }
+        for row in q.fetch_all(&self.pool).await.map_err(backend)? {
+            let id: String = row.try_get("task_id").map_err(backend)?;
+            let json: String = row.try_get("event").map_err(backend)?;
+            let event = codec::decode(&json).map_err(StoreError::Serialization)?;
+            logs.entry(id).or_insert_with(Vec::new).push(event);
+        }
+        Ok(logs)
+    }
+
     async fn project(
         &self,
         task_id: &str,
         history_length: Option<usize>,
     ) -> Result<Option<TaskSnapshot>, StoreError> {
         let log = self.log(task_id, 0).await?;
-        let Some(TaskEvent::Created(first)) = log.first().map(|r| &r.event) else {
-            return Ok(None);
-        };
-        let mut task: Task = first.clone();
-        for r in &log[1..] {
-            apply_event(&mut task, &r.event);
-        }
-        if let Some(n) = history_length {
-            task.truncate_history(n);
-        }
         let seq = log.last().map_or(0, |r| r.seq);
-        Ok(Some(TaskSnapshot::new(task, seq)))
+        Ok(project(log.iter().map(|r| &r.event), history_length)
+            .map(|task| TaskSnapshot::new(task, seq)))
     }
 }
 
@@ -340,12 +360,15 @@ impl TaskStore for SqlTaskStore {
         }
         let more = keys.len() > limit;
         keys.truncate(limit);
-        let mut tasks = Vec::with_capacity(keys.len());
-        for (_, id) in &keys {
-            if let Some(snap) = self.project(id, query.history_length).await? {
-                tasks.push(shape_for_listing(snap.task, query));
-            }
-        }
+        let mut logs = self.logs_of(keys.iter().map(|(_, id)| id.as_str())).await?;
+        let tasks = keys
+            .iter()
+            .filter_map(|(_, id)| {
+                let events = logs.remove(id.as_str())?;
+                project(events.iter(), query.history_length)
+            })
+            .map(|task| shape_for_listing(task, query))
+            .collect();
         let next_page_token = match keys.last() {
             Some((ms, id)) if more => {
                 encode_page_token(chrono::DateTime::from_timestamp_millis(*ms), id)

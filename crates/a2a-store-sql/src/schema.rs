@@ -1,4 +1,4 @@
-//! The schema, as numbered migrations per dialect, applied at connect.
+//! The schema, as numbered migrations, applied at connect.
 //!
 //! `owner` is the store instance (process) that last appended to a task; `a2a_instances`
 //! holds each live instance's heartbeat, so the tasks of a process that stopped beating can
@@ -13,49 +13,10 @@ use sqlx::AnyPool;
 
 use crate::Dialect;
 
-/// `(version, statements)`, in order. Never edit a released migration; add one.
-const SQLITE: &[(i64, &[&str])] = &[(
-    1,
-    &[
-        "CREATE TABLE a2a_tasks (
-            agent_id TEXT NOT NULL,
-            id TEXT NOT NULL,
-            context_id TEXT NOT NULL,
-            state BIGINT NOT NULL,
-            status_ms BIGINT NOT NULL,
-            seq BIGINT NOT NULL,
-            created_ms BIGINT NOT NULL,
-            updated_ms BIGINT NOT NULL,
-            owner TEXT NOT NULL,
-            PRIMARY KEY (agent_id, id)
-        )",
-        "CREATE INDEX a2a_tasks_by_status ON a2a_tasks (agent_id, status_ms DESC, id DESC)",
-        "CREATE INDEX a2a_tasks_by_context ON a2a_tasks (agent_id, context_id, status_ms DESC, id DESC)",
-        "CREATE INDEX a2a_tasks_by_state ON a2a_tasks (state, updated_ms)",
-        "CREATE TABLE a2a_instances (
-            instance_id TEXT PRIMARY KEY,
-            started_ms BIGINT NOT NULL,
-            heartbeat_ms BIGINT NOT NULL
-        )",
-        "CREATE TABLE a2a_task_events (
-            agent_id TEXT NOT NULL,
-            task_id TEXT NOT NULL,
-            seq BIGINT NOT NULL,
-            state BIGINT NOT NULL,
-            event TEXT NOT NULL,
-            PRIMARY KEY (agent_id, task_id, seq)
-        )",
-        "CREATE TABLE a2a_push_configs (
-            agent_id TEXT NOT NULL,
-            task_id TEXT NOT NULL,
-            config_id TEXT NOT NULL,
-            config TEXT NOT NULL,
-            PRIMARY KEY (agent_id, task_id, config_id)
-        )",
-    ],
-)];
-
-const POSTGRES: &[(i64, &[&str])] = &[(
+/// `(version, statements)`, in order. Never edit a released migration; add one. The DDL so
+/// far is portable (TEXT, BIGINT, composite keys), so both dialects share it; a migration
+/// that is not gets a per-dialect list here.
+const MIGRATIONS: &[(i64, &[&str])] = &[(
     1,
     &[
         "CREATE TABLE a2a_tasks (
@@ -109,7 +70,7 @@ pub(crate) async fn migrate(pool: &AnyPool, dialect: Dialect) -> Result<(), sqlx
             .execute(&mut *conn)
             .await?;
     }
-    let result = migrate_on(&mut conn, dialect).await;
+    let result = migrate_on(&mut conn).await;
     if dialect == Dialect::Postgres {
         sqlx::query("SELECT pg_advisory_unlock($1)")
             .bind(MIGRATION_LOCK)
@@ -119,7 +80,7 @@ pub(crate) async fn migrate(pool: &AnyPool, dialect: Dialect) -> Result<(), sqlx
     result
 }
 
-async fn migrate_on(conn: &mut sqlx::AnyConnection, dialect: Dialect) -> Result<(), sqlx::Error> {
+async fn migrate_on(conn: &mut sqlx::AnyConnection) -> Result<(), sqlx::Error> {
     use sqlx::Connection;
     sqlx::query(
         "CREATE TABLE IF NOT EXISTS a2a_schema (version BIGINT PRIMARY KEY, applied_ms BIGINT NOT NULL)",
@@ -130,11 +91,7 @@ async fn migrate_on(conn: &mut sqlx::AnyConnection, dialect: Dialect) -> Result<
         .fetch_one(&mut *conn)
         .await?;
     let current = current.unwrap_or(0);
-    let migrations = match dialect {
-        Dialect::Sqlite => SQLITE,
-        Dialect::Postgres => POSTGRES,
-    };
-    for (version, statements) in migrations.iter().filter(|(v, _)| *v > current) {
+    for (version, statements) in MIGRATIONS.iter().filter(|(v, _)| *v > current) {
         let mut tx = conn.begin().await?;
         for statement in *statements {
             sqlx::query(statement).execute(&mut *tx).await?;

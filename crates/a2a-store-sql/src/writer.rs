@@ -11,7 +11,7 @@
 use std::hash::BuildHasher;
 use std::sync::Arc;
 
-use a2a_server::store::{StoreError, TaskEvent, TaskEventRecord};
+use a2a_server::store::{StoreError, TaskEvent, TaskEventRecord, sort_millis, status_set_by};
 use a2a_types::TaskState;
 use sqlx::pool::PoolConnection;
 use sqlx::{Any, AnyPool, Row};
@@ -195,16 +195,9 @@ async fn apply(
     let mut rows = Vec::with_capacity(events.len());
     let mut seq = expected_seq;
     for event in events {
-        match &event {
-            TaskEvent::Created(t) => {
-                state = t.status.state;
-                status_ms = millis(t.status.timestamp);
-            }
-            TaskEvent::Status(s) => {
-                state = s.status.state;
-                status_ms = millis(s.status.timestamp);
-            }
-            _ => {}
+        if let Some((new_state, at)) = status_set_by(&event) {
+            state = new_state;
+            status_ms = sort_millis(at);
         }
         seq += 1;
         let json = match codec::encode(&event) {
@@ -216,34 +209,23 @@ async fn apply(
     let now = now_ms();
     let seq_i = i64::try_from(seq).unwrap_or(i64::MAX);
     let state_i = i64::from(state.number());
-    if expected_seq == 0 {
-        sqlx::query(
-            "INSERT INTO a2a_tasks (agent_id, id, context_id, state, status_ms, seq, created_ms, updated_ms, owner) VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8)",
-        )
-        .bind(&*agent)
-        .bind(task_id.as_str())
-        .bind(context_id)
-        .bind(state_i)
-        .bind(status_ms)
-        .bind(seq_i)
-        .bind(now)
-        .bind(instance)
-        .execute(&mut **conn)
-        .await?;
-    } else {
-        sqlx::query(
-            "UPDATE a2a_tasks SET state = $3, status_ms = $4, seq = $5, updated_ms = $6, owner = $7 WHERE agent_id = $1 AND id = $2",
-        )
-        .bind(&*agent)
-        .bind(task_id.as_str())
-        .bind(state_i)
-        .bind(status_ms)
-        .bind(seq_i)
-        .bind(now)
-        .bind(instance)
-        .execute(&mut **conn)
-        .await?;
-    }
+    // One statement creates or updates the task's row (the sequence check above decided which).
+    sqlx::query(
+        "INSERT INTO a2a_tasks (agent_id, id, context_id, state, status_ms, seq, created_ms, updated_ms, owner)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8)
+         ON CONFLICT (agent_id, id) DO UPDATE SET state = excluded.state, status_ms = excluded.status_ms,
+             seq = excluded.seq, updated_ms = excluded.updated_ms, owner = excluded.owner",
+    )
+    .bind(&*agent)
+    .bind(task_id.as_str())
+    .bind(context_id)
+    .bind(state_i)
+    .bind(status_ms)
+    .bind(seq_i)
+    .bind(now)
+    .bind(instance)
+    .execute(&mut **conn)
+    .await?;
     if !rows.is_empty() {
         let placeholders: Vec<String> = (0..rows.len())
             .map(|i| {
@@ -274,8 +256,4 @@ async fn apply(
         q.execute(&mut **conn).await?;
     }
     Ok(Ok(rows.into_iter().map(|(_, r)| Arc::new(r)).collect()))
-}
-
-fn millis(t: Option<chrono::DateTime<chrono::Utc>>) -> i64 {
-    t.map_or(0, |t| t.timestamp_millis())
 }

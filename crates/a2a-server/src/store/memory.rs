@@ -10,7 +10,7 @@ use foldhash::fast::RandomState;
 
 use super::{
     StoreError, TaskEvent, TaskEventRecord, TaskPage, TaskQuery, TaskSnapshot, TaskStore,
-    apply_event, decode_page_token, encode_page_token, shape_for_listing,
+    decode_page_token, encode_page_token, project, shape_for_listing, sort_millis, status_set_by,
 };
 
 const SHARDS: usize = 16;
@@ -55,17 +55,7 @@ struct Entry {
 
 impl Entry {
     fn project(&self, history_length: Option<usize>) -> Task {
-        let mut task = match self.log.first().map(|r| &r.event) {
-            Some(TaskEvent::Created(t)) => t.clone(),
-            _ => Task::default(),
-        };
-        for r in self.log.iter().skip(1) {
-            apply_event(&mut task, &r.event);
-        }
-        if let Some(n) = history_length {
-            task.truncate_history(n);
-        }
-        task
+        project(self.log.iter().map(|r| &r.event), history_length).unwrap_or_default()
     }
 
     fn sort_key(&self) -> i64 {
@@ -137,10 +127,6 @@ fn lock(m: &Mutex<Shard>) -> MutexGuard<'_, Shard> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn millis(t: Option<chrono::DateTime<chrono::Utc>>) -> i64 {
-    t.map_or(0, |t| t.timestamp_millis())
-}
-
 #[async_trait]
 impl TaskStore for InMemoryTaskStore {
     async fn append(
@@ -182,16 +168,9 @@ impl TaskStore for InMemoryTaskStore {
         let was_terminal = entry.state.is_terminal();
         let mut records = Vec::with_capacity(events.len());
         for event in events {
-            match &event {
-                TaskEvent::Created(t) => {
-                    entry.state = t.status.state;
-                    entry.status_millis = millis(t.status.timestamp);
-                }
-                TaskEvent::Status(s) => {
-                    entry.state = s.status.state;
-                    entry.status_millis = millis(s.status.timestamp);
-                }
-                TaskEvent::Artifact(_) | TaskEvent::UserMessage(_) => {}
+            if let Some((state, at)) = status_set_by(&event) {
+                entry.state = state;
+                entry.status_millis = sort_millis(at);
             }
             let seq = entry.log.len() as u64 + 1;
             let record = Arc::new(TaskEventRecord::new(seq, entry.state, event));

@@ -213,10 +213,46 @@ pub fn apply_event(task: &mut Task, event: &TaskEvent) {
     }
 }
 
+/// The task a log describes (`events` from the first, which must be [`TaskEvent::Created`]),
+/// with at most `history_length` recent history messages; `None` for a log that does not
+/// start with the task's creation.
+pub fn project<'a>(
+    events: impl IntoIterator<Item = &'a TaskEvent>,
+    history_length: Option<usize>,
+) -> Option<Task> {
+    let mut events = events.into_iter();
+    let Some(TaskEvent::Created(first)) = events.next() else {
+        return None;
+    };
+    let mut task = first.clone();
+    for e in events {
+        apply_event(&mut task, e);
+    }
+    if let Some(n) = history_length {
+        task.truncate_history(n);
+    }
+    Some(task)
+}
+
+/// The status `event` sets, if it sets one: the new state and the status timestamp (what
+/// listings sort on). Every store tracks a task's state and sort key with it.
+pub fn status_set_by(event: &TaskEvent) -> Option<(TaskState, Option<DateTime<Utc>>)> {
+    match event {
+        TaskEvent::Created(t) => Some((t.status.state, t.status.timestamp)),
+        TaskEvent::Status(s) => Some((s.status.state, s.status.timestamp)),
+        _ => None,
+    }
+}
+
+/// A status timestamp as the listing sort key: milliseconds since the epoch, 0 when unset.
+pub fn sort_millis(at: Option<DateTime<Utc>>) -> i64 {
+    at.map_or(0, |t| t.timestamp_millis())
+}
+
 /// Encodes a listing cursor: the sort key of the last task of a page.
 pub fn encode_page_token(timestamp: Option<DateTime<Utc>>, task_id: &str) -> String {
     use base64::Engine;
-    let millis = timestamp.map_or(0, |t| t.timestamp_millis());
+    let millis = sort_millis(timestamp);
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("{millis}:{task_id}"))
 }
 

@@ -3,6 +3,6 @@
 
 pub mod builtin;
 mod host;
-pub mod leases;
+pub mod upkeep;
 
 pub use host::{AgentHost, HostAgent};

@@ -214,7 +214,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         let mut out = std::io::stdout().lock();
         let _ = out.write_all(banner.as_bytes()).and_then(|()| out.flush());
     }
-    let leases = match &db {
+    let upkeep = match &db {
         Some(db) => {
             let expiry = std::time::Duration::try_from_secs_f64(args.lease_expiry)
                 .ok()
@@ -227,7 +227,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
             let mut retention = RetentionConfig::default();
             retention.terminal = positive_seconds(args.retention);
             retention.idle_interrupted = positive_seconds(args.idle_expiry);
-            Some(a2a_host::leases::keep_leases(
+            Some(a2a_host::upkeep::keep_store(
                 db.clone(),
                 host.handlers_by_id(),
                 LeaseConfig::with_expiry(expiry),
@@ -247,8 +247,8 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     };
     let drain = std::time::Duration::from_secs_f64(args.drain_seconds.max(0.0));
     a2a_server::serve_with_drain(listener, host.router(), on_signal, drain).await?;
-    if let Some(leases) = leases {
-        leases.abort();
+    if let Some(upkeep) = upkeep {
+        upkeep.abort();
     }
     if let Some(db) = &db {
         // A clean exit: our running tasks were canceled, so nothing of ours is abandoned.

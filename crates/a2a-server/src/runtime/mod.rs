@@ -358,12 +358,37 @@ impl TaskRuntime {
     /// returns `false`, when an execution of the task runs in this process or the task is no
     /// longer SUBMITTED or WORKING.
     pub async fn fail_abandoned(&self, task_id: &str, reason: &str) -> Result<bool, A2aError> {
+        let running = |s: TaskState| matches!(s, TaskState::Submitted | TaskState::Working);
+        self.close_from_outside(task_id, running, TaskState::Failed, reason)
+            .await
+    }
+
+    /// Cancels a task left waiting for input or authentication for too long (a store's
+    /// retention sweep finds them), with `reason` as the status message, publishing it to
+    /// subscribers. Returns `false` when the task is no longer waiting.
+    pub async fn expire_interrupted(&self, task_id: &str, reason: &str) -> Result<bool, A2aError> {
+        self.close_from_outside(
+            task_id,
+            TaskState::is_interrupted,
+            TaskState::Canceled,
+            reason,
+        )
+        .await
+    }
+
+    /// Moves a task that no execution here is running, and whose state `applies`, to the
+    /// terminal state `to` with `reason` as the status message, through an updater (so
+    /// subscribers hear it). `false` when it does not apply or someone else moved it first.
+    async fn close_from_outside(
+        &self,
+        task_id: &str,
+        applies: impl Fn(TaskState) -> bool,
+        to: TaskState,
+        reason: &str,
+    ) -> Result<bool, A2aError> {
         let sh = &self.shared;
         let snap = self.snapshot(task_id, Some(0)).await?;
-        if !matches!(
-            snap.task.status.state,
-            TaskState::Submitted | TaskState::Working
-        ) {
+        if !applies(snap.task.status.state) {
             return Ok(false);
         }
         let active = self.active(task_id, true);
@@ -378,34 +403,10 @@ impl TaskRuntime {
             sh.bus.clone(),
             None,
         );
-        match updater.fail(Some(updater.agent_text(reason))).await {
-            Ok(()) => Ok(true),
-            // Someone else moved it on first.
-            Err(UpdaterError::TaskClosed(_) | UpdaterError::Store(StoreError::Conflict { .. })) => {
-                Ok(false)
-            }
-            Err(e) => Err(store_failure(e)),
-        }
-    }
-
-    /// Cancels a task left waiting for input or authentication for too long (a store's
-    /// retention sweep finds them), with `reason` as the status message, publishing it to
-    /// subscribers. Returns `false` when the task is no longer waiting.
-    pub async fn expire_interrupted(&self, task_id: &str, reason: &str) -> Result<bool, A2aError> {
-        let sh = &self.shared;
-        let snap = self.snapshot(task_id, Some(0)).await?;
-        if !snap.task.status.state.is_interrupted() {
-            return Ok(false);
-        }
-        let updater = TaskUpdater::new(
-            task_id.to_owned(),
-            snap.task.context_id.clone(),
-            self.active(task_id, true),
-            sh.store.clone(),
-            sh.bus.clone(),
-            None,
-        );
-        match updater.cancel(Some(updater.agent_text(reason))).await {
+        match updater
+            .update_status(to, Some(updater.agent_text(reason)))
+            .await
+        {
             Ok(()) => Ok(true),
             Err(UpdaterError::TaskClosed(_) | UpdaterError::Store(StoreError::Conflict { .. })) => {
                 Ok(false)

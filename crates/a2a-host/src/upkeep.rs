@@ -3,61 +3,38 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use a2a_server::RequestHandler;
 use a2a_store_sql::{LeaseConfig, RetentionConfig, SqlTaskStore};
 use tokio::task::JoinHandle;
 
-/// Most abandoned tasks handled per sweep (the next sweep takes the rest).
+/// Most tasks handled per step and sweep (the next sweep takes the rest).
 const SWEEP_LIMIT: usize = 200;
 
-/// Every `config.heartbeat`: beats for this process; fails, through the agent's runtime (so
+type Handlers = BTreeMap<String, Arc<RequestHandler>>;
+
+/// Every `leases.heartbeat`: beats for this process; fails, through the agent's runtime (so
 /// that subscribers hear it), every SUBMITTED or WORKING task whose process has been silent
-/// for `config.expiry`; cancels tasks waiting for input longer than
+/// for `leases.expiry`; cancels tasks waiting for input longer than
 /// `retention.idle_interrupted`; deletes finished tasks older than `retention.terminal`.
-/// Runs until the returned task is aborted.
-pub fn keep_leases(
+/// Each step logs its own failure and the others still run. Runs until the returned task is
+/// aborted.
+pub fn keep_store(
     db: SqlTaskStore,
-    handlers: BTreeMap<String, Arc<RequestHandler>>,
-    config: LeaseConfig,
+    handlers: Handlers,
+    leases: LeaseConfig,
     retention: RetentionConfig,
 ) -> JoinHandle<()> {
     tokio::spawn(async move {
-        let mut tick = tokio::time::interval(config.heartbeat);
+        let mut tick = tokio::time::interval(leases.heartbeat);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tick.tick().await;
             if let Err(e) = db.heartbeat().await {
                 tracing::warn!(error = %e, "task store heartbeat failed");
-                continue;
             }
-            let abandoned = match db.abandoned(config.expiry, SWEEP_LIMIT).await {
-                Ok(a) => a,
-                Err(e) => {
-                    tracing::warn!(error = %e, "looking for abandoned tasks failed");
-                    continue;
-                }
-            };
-            for t in abandoned {
-                let Some(handler) = handlers.get(&t.agent_id) else {
-                    // Another host's agent: that host fails it.
-                    continue;
-                };
-                let reason = format!(
-                    "the server process running this task stopped (no heartbeat from instance {} for {:?}); the task did not finish",
-                    t.owner, config.expiry
-                );
-                match handler.runtime().fail_abandoned(&t.task_id, &reason).await {
-                    Ok(true) => tracing::warn!(
-                        agent = %t.agent_id, task_id = %t.task_id, owner = %t.owner,
-                        "failed a task abandoned by a stopped process"
-                    ),
-                    Ok(false) => {}
-                    Err(e) => {
-                        tracing::warn!(task_id = %t.task_id, error = %e, "could not fail an abandoned task")
-                    }
-                }
-            }
+            fail_abandoned(&db, &handlers, leases.expiry).await;
             if let Some(idle) = retention.idle_interrupted {
                 expire_idle(&db, &handlers, idle).await;
             }
@@ -72,11 +49,37 @@ pub fn keep_leases(
     })
 }
 
-async fn expire_idle(
-    db: &SqlTaskStore,
-    handlers: &BTreeMap<String, Arc<RequestHandler>>,
-    idle: std::time::Duration,
-) {
+async fn fail_abandoned(db: &SqlTaskStore, handlers: &Handlers, expiry: Duration) {
+    let abandoned = match db.abandoned(expiry, SWEEP_LIMIT).await {
+        Ok(a) => a,
+        Err(e) => {
+            tracing::warn!(error = %e, "looking for abandoned tasks failed");
+            return;
+        }
+    };
+    for t in abandoned {
+        // Another host's agent: that host fails it.
+        let Some(handler) = handlers.get(&t.agent_id) else {
+            continue;
+        };
+        let reason = format!(
+            "the server process running this task stopped (no heartbeat from instance {} for {expiry:?}); the task did not finish",
+            t.owner
+        );
+        match handler.runtime().fail_abandoned(&t.task_id, &reason).await {
+            Ok(true) => tracing::warn!(
+                agent = %t.agent_id, task_id = %t.task_id, owner = %t.owner,
+                "failed a task abandoned by a stopped process"
+            ),
+            Ok(false) => {}
+            Err(e) => {
+                tracing::warn!(task_id = %t.task_id, error = %e, "could not fail an abandoned task")
+            }
+        }
+    }
+}
+
+async fn expire_idle(db: &SqlTaskStore, handlers: &Handlers, idle: Duration) {
     let tasks = match db.idle_interrupted(idle, SWEEP_LIMIT).await {
         Ok(t) => t,
         Err(e) => {

@@ -17,6 +17,8 @@ mod codec;
 mod leases;
 mod retention;
 mod schema;
+#[cfg(feature = "test-util")]
+pub mod test_util;
 mod writer;
 
 pub use leases::{AbandonedTask, LeaseConfig};

@@ -1,8 +1,6 @@
 //! The agents of one host share a database without seeing each other's tasks, and a store
 //! reopened on the same file finds its tasks again.
 
-mod common;
-
 use a2a_server::store::{TaskEvent, TaskQuery, TaskStore};
 use a2a_store_sql::SqlTaskStore;
 use a2a_types::{Task, TaskState};
@@ -20,8 +18,7 @@ async fn create(store: &SqlTaskStore, id: &str) {
 
 #[tokio::test]
 async fn scopes_are_separate_and_survive_reopening() {
-    let path = std::env::temp_dir().join(format!("a2a-scopes-{}.db", uuid::Uuid::new_v4()));
-    let url = format!("sqlite:{}", path.display());
+    let url = a2a_store_sql::test_util::sqlite_url();
     let db = SqlTaskStore::connect(&url).await.unwrap();
     let (echo, slow) = (db.scoped("echo"), db.scoped("slow"));
     create(&echo, "same-id").await;
@@ -41,5 +38,5 @@ async fn scopes_are_separate_and_survive_reopening() {
     assert_eq!(snap.seq, 1);
     assert_eq!(snap.task.status.state, TaskState::Working);
     assert_eq!(slow.list(&q).await.unwrap().total_size, 2);
-    let _ = std::fs::remove_file(&path);
+    let _ = std::fs::remove_file(url.trim_start_matches("sqlite:"));
 }

@@ -1,13 +1,11 @@
 //! Replicas that start at the same moment on an empty PostgreSQL database take turns
 //! migrating it; both come up.
 
-mod common;
-
 use a2a_store_sql::SqlTaskStore;
 
 #[tokio::test]
 async fn concurrent_first_starts_both_succeed() {
-    let Some(url) = common::postgres_schema_url().await else {
+    let Some(url) = a2a_store_sql::test_util::postgres_schema_url().await else {
         return;
     };
     let (a, b, c) = tokio::join!(

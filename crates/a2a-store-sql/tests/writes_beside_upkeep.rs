@@ -1,8 +1,6 @@
 //! Appends never fail because the process's upkeep (heartbeats, lease sweeps, retention)
 //! writes to the same SQLite file from another connection at the same time.
 
-mod common;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -12,7 +10,7 @@ use a2a_types::{Task, TaskState, TaskStatus, TaskStatusUpdateEvent};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn appends_and_upkeep_share_the_file() {
-    let db = common::sqlite().await;
+    let db = a2a_store_sql::test_util::sqlite().await;
     let stop = Arc::new(AtomicBool::new(false));
     let upkeep = {
         let (db, stop) = (db.clone(), stop.clone());

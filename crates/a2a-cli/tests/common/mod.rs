@@ -114,26 +114,8 @@ pub fn chat(url: &str, input: &[u8]) -> Output {
     child.wait_with_output().unwrap()
 }
 
-/// A store URL in a new schema of the test PostgreSQL database, or `None` when
-/// `A2A_TEST_POSTGRES_URL` is unset (printed as skipped; under `CI=true` the test fails).
+/// A store URL in a new schema of the test PostgreSQL database (`None` when
+/// `A2A_TEST_POSTGRES_URL` is unset: printed as skipped; under `CI=true` the test fails).
 pub async fn postgres_store() -> Option<String> {
-    let url = match std::env::var("A2A_TEST_POSTGRES_URL") {
-        Ok(u) if !u.is_empty() => u,
-        _ if std::env::var("CI").as_deref() == Ok("true") => {
-            panic!("A2A_TEST_POSTGRES_URL is not set, and CI=true: .ci/run sets it")
-        }
-        _ => {
-            eprintln!("SKIPPED: A2A_TEST_POSTGRES_URL is not set (.ci/run sets it)");
-            return None;
-        }
-    };
-    let schema = format!("t_{}", uuid::Uuid::new_v4().simple());
-    use sqlx::Connection;
-    let mut conn = sqlx::PgConnection::connect(&url).await.expect("connect");
-    sqlx::query(&format!("CREATE SCHEMA {schema}"))
-        .execute(&mut conn)
-        .await
-        .expect("create schema");
-    let sep = if url.contains('?') { '&' } else { '?' };
-    Some(format!("{url}{sep}options=-c%20search_path%3D{schema}"))
+    a2a_store_sql::test_util::postgres_schema_url().await
 }

@@ -23,6 +23,10 @@ async fn tasks_survive_a_restart() {
 
     let c = A2aClient::connect(&echo).await.unwrap();
     let done = c.run(req("task: kept", None)).await.unwrap();
+    assert!(
+        matches!(done, Outcome::Completed(_)),
+        "before the restart: {done:?}"
+    );
     let done_id = done.task_id().unwrap().to_owned();
 
     // A multi-turn task left waiting for input, with its artifacts and stream event ids.

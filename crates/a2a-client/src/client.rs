@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use a2a_types::jsonrpc::{JsonRpcError, JsonRpcRequest, JsonRpcResponse, method};
+use a2a_types::jsonrpc::{JsonRpcRequest, JsonRpcResponse, method};
 use a2a_types::v03;
 use a2a_types::{
     A2aError, AgentCard, CancelTaskRequest, GetTaskRequest, ListTasksRequest, ListTasksResponse,
@@ -520,7 +520,7 @@ pub(crate) fn parse_response<R: DeserializeOwned>(
     match serde_json::from_slice::<JsonRpcResponse<R>>(bytes) {
         Ok(JsonRpcResponse {
             error: Some(err), ..
-        }) => Err(protocol_error(err)),
+        }) => Err(ClientError::from_jsonrpc(err)),
         Ok(JsonRpcResponse {
             result: Some(r), ..
         }) if (200..300).contains(&status) => Ok(r),
@@ -548,8 +548,4 @@ fn status_error(url: &str, status: u16, bytes: &[u8]) -> ClientError {
         status,
         body,
     }
-}
-
-pub(crate) fn protocol_error(err: JsonRpcError) -> ClientError {
-    ClientError::from_jsonrpc(err)
 }

@@ -7,7 +7,7 @@ use a2a_types::jsonrpc::JsonRpcResponse;
 use a2a_types::{StreamResponse, TaskState, v03};
 use futures::{Stream, StreamExt};
 
-use crate::client::{A2aClient, protocol_error};
+use crate::client::A2aClient;
 use crate::error::ClientError;
 use crate::sse::{SseEvent, sse_stream};
 
@@ -67,7 +67,7 @@ fn decode_result<R: serde::de::DeserializeOwned>(data: &str) -> Result<R, Client
     let r: JsonRpcResponse<R> = serde_json::from_str(data)
         .map_err(|e| ClientError::InvalidResponse(format!("stream event: {e}")))?;
     if let Some(err) = r.error {
-        return Err(protocol_error(err));
+        return Err(ClientError::from_jsonrpc(err));
     }
     r.result
         .ok_or_else(|| ClientError::InvalidResponse("empty stream event".into()))

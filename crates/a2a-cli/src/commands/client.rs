@@ -197,10 +197,8 @@ pub(crate) struct StreamArgs {
 
 /// How following a stream ended.
 pub(crate) enum Followed {
-    /// The stream reached its end.
+    /// The stream reached its end, or `--wait` ran out ([`Outcome::Stopped`]).
     Done(Outcome),
-    /// `--wait` ran out ([`Outcome::Stopped`]).
-    GaveUp(Outcome),
     /// Ctrl-C; what arrived so far ([`Outcome::Stopped`]).
     Interrupted(Outcome),
 }
@@ -236,7 +234,7 @@ pub(crate) async fn follow(
             }
             () = &mut deadline => {
                 printer.finish();
-                return Ok(Followed::GaveUp(acc.into_stopped(StopReason::Deadline)));
+                return Ok(Followed::Done(acc.into_stopped(StopReason::Deadline)));
             }
             () = &mut interrupt => {
                 printer.finish();
@@ -306,7 +304,7 @@ fn summary(o: &Outcome, conn: &ConnectArgs) {
 /// Ends a followed stream: closing line, exit status.
 fn finish_follow(followed: Followed, json: bool, conn: &ConnectArgs) -> u8 {
     match followed {
-        Followed::Done(o) | Followed::GaveUp(o) => {
+        Followed::Done(o) => {
             if json {
                 if matches!(o, Outcome::Stopped(_)) {
                     output::json_outcome(&o);

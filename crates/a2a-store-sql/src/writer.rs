@@ -94,8 +94,10 @@ async fn run(
 
 type Answered = Vec<(Reply, Result<Vec<Arc<TaskEventRecord>>, StoreError>)>;
 
-/// The same failure for every caller of a batch.
+/// The same failure for every caller of a batch. `sqlx::Error` cannot be cloned, so each
+/// caller gets its text; the writer logs the error itself once.
 fn failed_all(replies: impl IntoIterator<Item = Reply>, e: &sqlx::Error) -> Answered {
+    tracing::error!(error = %e, "a batch of task store writes failed and was rolled back");
     replies
         .into_iter()
         .map(|r| (r, Err(StoreError::Backend(e.to_string().into()))))

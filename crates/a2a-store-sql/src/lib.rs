@@ -12,6 +12,11 @@
 //! An append checks that number (optimistic concurrency), inserts the events and updates the
 //! row in one transaction; a read projects the log with [`apply_event`], the same projection
 //! every store uses.
+//!
+//! Queries read their rows with `fetch_all`, never `fetch_one` or `fetch_optional`: those
+//! drop sqlx's row stream before SQLite's statement has finished, which leaves the
+//! connection's read transaction open (sqlx#2543). That connection then reads an old
+//! snapshot (a task just written looks missing) and no checkpoint can reset the log.
 
 mod codec;
 mod leases;
@@ -130,7 +135,7 @@ impl SqlTaskStore {
                     .after_connect(|conn, _| {
                         Box::pin(async move {
                             use sqlx::Executor;
-                            conn.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=5000;")
+                            conn.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=5000; PRAGMA cache_size=-16384;")
                                 .await?;
                             Ok(())
                         })
@@ -280,14 +285,14 @@ impl TaskStore for SqlTaskStore {
         let log = self.log(task_id, after_seq).await?;
         if log.is_empty() {
             // Tell an unknown task from one with nothing new.
-            let exists =
+            let rows =
                 sqlx::query("SELECT 1 AS one FROM a2a_tasks WHERE agent_id = $1 AND id = $2")
                     .bind(&*self.agent)
                     .bind(task_id)
-                    .fetch_optional(&self.pool)
+                    .fetch_all(&self.pool)
                     .await
-                    .map_err(backend)?
-                    .is_some();
+                    .map_err(backend)?;
+            let exists = !rows.is_empty();
             if !exists {
                 return Err(StoreError::NotFound(task_id.to_owned()));
             }
@@ -325,11 +330,11 @@ impl TaskStore for SqlTaskStore {
                     Arg::Int(n) => q.bind(*n),
                 };
             }
-            q.fetch_one(&self.pool)
-                .await
-                .map_err(backend)?
-                .try_get("n")
-                .map_err(backend)?
+            let rows = q.fetch_all(&self.pool).await.map_err(backend)?;
+            match rows.first() {
+                Some(r) => r.try_get("n").map_err(backend)?,
+                None => 0,
+            }
         };
         if let Some((ms, id)) = &cursor {
             args.push(Arg::Int(*ms));

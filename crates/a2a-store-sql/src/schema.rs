@@ -88,8 +88,11 @@ async fn migrate_on(conn: &mut sqlx::AnyConnection) -> Result<(), sqlx::Error> {
     .execute(&mut *conn)
     .await?;
     let current: Option<i64> = sqlx::query_scalar("SELECT MAX(version) FROM a2a_schema")
-        .fetch_one(&mut *conn)
-        .await?;
+        .fetch_all(&mut *conn)
+        .await?
+        .into_iter()
+        .next()
+        .flatten();
     let current = current.unwrap_or(0);
     for (version, statements) in MIGRATIONS.iter().filter(|(v, _)| *v > current) {
         let mut tx = conn.begin().await?;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use a2a_types::{A2aError, Message, StreamResponseRef, Task, TaskState};
 
 use crate::bus::{BusEvent, BusSubscription, RecvError};
-use crate::store::{TaskEvent, TaskEventRecord, TaskStore};
+use crate::store::{StoreError, TaskEvent, TaskEventRecord, TaskStore};
 
 /// The content of one stream event.
 #[derive(Debug, Clone)]
@@ -159,11 +159,13 @@ impl TaskEventStream {
     }
 
     async fn catch_up(&mut self) -> Result<(), A2aError> {
-        let records = self
-            .store
-            .events_after(&self.task_id, self.cursor)
-            .await
-            .map_err(|e| A2aError::internal(format!("reading task log: {e}")))?;
+        let records = match self.store.events_after(&self.task_id, self.cursor).await {
+            Ok(records) => records,
+            // A stream opened for a task being created polls before the creation is
+            // committed when the store is slow: nothing to read yet.
+            Err(StoreError::NotFound(_)) if self.cursor == 0 => return Ok(()),
+            Err(e) => return Err(A2aError::internal(format!("reading task log: {e}"))),
+        };
         self.backlog.extend(records);
         Ok(())
     }

@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use a2a_types::Message;
+use a2a_types::{Message, TaskState};
 use tokio::sync::broadcast;
 
 use crate::registry::{Registered, WeakRegistry};
@@ -21,6 +21,15 @@ pub enum BusEvent {
     Record(Arc<TaskEventRecord>),
     /// The agent answered with a direct message instead of a task.
     Reply(Arc<Message>),
+    /// Another process appended to the task's log, which now ends at `seq` in `state`:
+    /// the events themselves are read from the shared store. Carried by buses that span
+    /// processes ([`EventBus::spans_processes`]).
+    Appended {
+        /// The log's last sequence number.
+        seq: u64,
+        /// The task's state after it.
+        state: TaskState,
+    },
 }
 
 /// Why [`BusSubscription::recv`] returned no event.
@@ -45,6 +54,13 @@ pub trait EventBus: Send + Sync + std::fmt::Debug + 'static {
 
     /// Follows `task_id` from now on.
     fn subscribe(&self, task_id: &str) -> BusSubscription;
+
+    /// True when this bus also delivers [`BusEvent::Appended`] for what other processes
+    /// write to a shared store. The runtime then watches each execution it runs, so that a
+    /// cancel carried out by another process stops it here.
+    fn spans_processes(&self) -> bool {
+        false
+    }
 }
 
 /// A subscription to one task's events. Dropping it unsubscribes.

@@ -20,6 +20,7 @@
 
 mod codec;
 mod leases;
+mod notify;
 mod retention;
 mod schema;
 #[cfg(feature = "test-util")]
@@ -27,6 +28,7 @@ pub mod test_util;
 mod writer;
 
 pub use leases::{AbandonedTask, LeaseConfig};
+pub use notify::{NotifyBus, NotifyHub};
 pub use retention::{IdleTask, RetentionConfig};
 
 use std::collections::HashMap;
@@ -86,6 +88,18 @@ pub struct SqlTaskStore {
     /// This process's instance: the owner of the tasks it appends to.
     instance: Arc<str>,
     writers: writer::Writers,
+    /// The URL connected to (PostgreSQL's listener opens its own connection with it).
+    url: Url,
+}
+
+/// A database URL, which may hold a password: never printed.
+#[derive(Clone)]
+struct Url(Arc<str>);
+
+impl std::fmt::Debug for Url {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Url(…)")
+    }
 }
 
 pub(crate) fn now_ms() -> i64 {
@@ -155,6 +169,7 @@ impl SqlTaskStore {
             agent: Arc::from(""),
             instance,
             writers,
+            url: Url(Arc::from(url)),
         })
     }
 
@@ -166,6 +181,20 @@ impl SqlTaskStore {
             agent: Arc::from(agent_id),
             instance: self.instance.clone(),
             writers: self.writers.clone(),
+            url: self.url.clone(),
+        }
+    }
+
+    /// PostgreSQL: starts carrying task events between the processes of this database
+    /// (`LISTEN/NOTIFY`); give each agent's runtime [`NotifyHub::bus`]. `None` on SQLite,
+    /// whose processes share one file on one machine and follow each other through the
+    /// store alone.
+    pub async fn notify_hub(&self) -> Result<Option<NotifyHub>, SqlStoreError> {
+        match self.dialect {
+            Dialect::Sqlite => Ok(None),
+            Dialect::Postgres => Ok(Some(
+                NotifyHub::start(&self.url.0, self.pool.clone(), self.instance.clone()).await?,
+            )),
         }
     }
 

@@ -8,10 +8,10 @@ use a2a_host::{AgentHost, HostAgent};
 use a2a_server::store::{InMemoryTaskStore, InMemoryTaskStoreConfig, TaskStore};
 use a2a_server::transport::jsonrpc::JsonRpcConfig;
 use a2a_server::{
-    CardCompat, HandlerConfig, InProcessBus, RequestHandler, RuntimeConfig, ServeOptions,
+    CardCompat, EventBus, HandlerConfig, InProcessBus, RequestHandler, RuntimeConfig, ServeOptions,
     TaskRuntime,
 };
-use a2a_store_sql::{LeaseConfig, RetentionConfig, SqlTaskStore};
+use a2a_store_sql::{LeaseConfig, NotifyHub, RetentionConfig, SqlTaskStore};
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 
@@ -64,6 +64,11 @@ pub(crate) struct ServeArgs {
     /// canceled as expired (0: forever).
     #[arg(long, default_value_t = 24.0 * 3600.0, value_name = "SECONDS")]
     idle_expiry: f64,
+    /// SQL stores: seconds between reads of the store by a quiet stream, to pick up what
+    /// other processes wrote (0: never). On PostgreSQL, LISTEN/NOTIFY delivers those events
+    /// at once and this read only covers notices lost while reconnecting.
+    #[arg(long, value_name = "SECONDS")]
+    store_poll: Option<f64>,
     /// With `--store memory`: terminal tasks kept per agent before the oldest are evicted.
     #[arg(long, default_value_t = 10_000)]
     max_terminal_tasks: usize,
@@ -85,8 +90,12 @@ fn positive_seconds(secs: f64) -> Option<std::time::Duration> {
         .filter(|d| !d.is_zero())
 }
 
-/// How often a quiet stream reads the shared store for events written by other processes.
-const STORE_POLL: std::time::Duration = std::time::Duration::from_millis(250);
+/// How often a quiet stream reads a shared SQLite file for events other processes wrote.
+const SQLITE_POLL: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// The same on PostgreSQL, where LISTEN/NOTIFY carries those events and this read only
+/// covers notices lost while the listener reconnects.
+const POSTGRES_POLL: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// `url` without a password, for logs and banners.
 fn redacted(url: &str) -> String {
@@ -100,39 +109,48 @@ fn redacted(url: &str) -> String {
     }
 }
 
-/// The database every agent's store lives in (`None`: memory).
-async fn open_store(url: &str) -> anyhow::Result<Option<SqlTaskStore>> {
+/// The database every agent's store lives in, with its cross-process bus on PostgreSQL
+/// (`None`: memory).
+async fn open_store(url: &str) -> anyhow::Result<Option<(SqlTaskStore, Option<NotifyHub>)>> {
     if url == "memory" {
         return Ok(None);
     }
-    let db = SqlTaskStore::connect(url)
-        .await
-        .with_context(|| format!("cannot open the task store {}", redacted(url)))?;
-    Ok(Some(db))
+    let opening = || format!("cannot open the task store {}", redacted(url));
+    let db = SqlTaskStore::connect(url).await.with_context(opening)?;
+    let hub = db.notify_hub().await.with_context(opening)?;
+    Ok(Some((db, hub)))
 }
 
 fn handler_for(
     agent: &builtin::BuiltinAgent,
-    db: Option<&SqlTaskStore>,
+    db: Option<&(SqlTaskStore, Option<NotifyHub>)>,
     args: &ServeArgs,
 ) -> Arc<RequestHandler> {
     let store: Arc<dyn TaskStore> = match db {
-        Some(db) => Arc::new(db.scoped(agent.id)),
+        Some((db, _)) => Arc::new(db.scoped(agent.id)),
         None => Arc::new(InMemoryTaskStore::new(
             InMemoryTaskStoreConfig::default().with_max_terminal_tasks(args.max_terminal_tasks),
         )),
     };
     let mut config = RuntimeConfig::default();
-    if db.is_some() {
-        // Other processes may share the database: follow their events through it.
-        config.store_poll = Some(STORE_POLL);
+    let bus: Arc<dyn EventBus> = match db {
+        Some((_, Some(hub))) => {
+            config.store_poll = Some(POSTGRES_POLL);
+            Arc::new(hub.bus(agent.id))
+        }
+        Some((_, None)) => {
+            // Other processes may share the file: follow their events through it.
+            config.store_poll = Some(SQLITE_POLL);
+            Arc::new(InProcessBus::default())
+        }
+        None => Arc::new(InProcessBus::default()),
+    };
+    if db.is_some()
+        && let Some(secs) = args.store_poll
+    {
+        config.store_poll = positive_seconds(secs);
     }
-    let runtime = TaskRuntime::new(
-        agent.executor.clone(),
-        store,
-        Arc::new(InProcessBus::default()),
-        config,
-    );
+    let runtime = TaskRuntime::new(agent.executor.clone(), store, bus, config);
     let mut config = HandlerConfig::default();
     config.default_history_length = args.default_history_length;
     config.max_history_length = args.max_history_length;
@@ -215,7 +233,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         let _ = out.write_all(banner.as_bytes()).and_then(|()| out.flush());
     }
     let upkeep = match &db {
-        Some(db) => {
+        Some((db, _)) => {
             let expiry = std::time::Duration::try_from_secs_f64(args.lease_expiry)
                 .ok()
                 .filter(|d| !d.is_zero())
@@ -250,7 +268,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     if let Some(upkeep) = upkeep {
         upkeep.abort();
     }
-    if let Some(db) = &db {
+    if let Some((db, _)) = &db {
         // A clean exit: our running tasks were canceled, so nothing of ours is abandoned.
         if let Err(e) = db.retire().await {
             tracing::warn!(error = %e, "could not retire this process from the task store");

@@ -43,17 +43,40 @@ pub fn temp_store() -> String {
 
 /// `a2a serve` with `args` on a free port (and its own SQLite file unless `args` say where).
 pub fn serve(args: &[&str]) -> Server {
+    serve_with(args, None).0
+}
+
+/// [`serve`], logging at `filter` (an `A2A_LOG` value): the log's lines, as they come.
+pub fn serve_logged(args: &[&str], filter: &str) -> (Server, std::sync::mpsc::Receiver<String>) {
+    let (server, log) = serve_with(args, Some(filter));
+    (server, log.expect("a log"))
+}
+
+fn serve_with(
+    args: &[&str],
+    log: Option<&str>,
+) -> (Server, Option<std::sync::mpsc::Receiver<String>>) {
     let mut cmd = Command::new(BIN);
     cmd.args(["serve", "--port", "0"]).args(args);
     let own_store = (!args.contains(&"--store")).then(temp_store);
     if let Some(store) = &own_store {
         cmd.args(["--store", store]);
     }
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("a2a serve");
+    match log {
+        Some(filter) => cmd.env("A2A_LOG", filter).stderr(Stdio::piped()),
+        None => cmd.stderr(Stdio::null()),
+    };
+    let mut child = cmd.stdout(Stdio::piped()).spawn().expect("a2a serve");
+    let lines = child.stderr.take().map(|err| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(err).lines().map_while(Result::ok) {
+                // The receiver may be gone; keep draining so the server never blocks.
+                let _ = tx.send(line);
+            }
+        });
+        rx
+    });
     let mut out = BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();
     out.read_line(&mut line).unwrap();
@@ -65,10 +88,27 @@ pub fn serve(args: &[&str]) -> Server {
         .unwrap_or_else(|| panic!("no URL in {line:?}"))
         .trim_end_matches('/')
         .to_owned();
-    Server {
+    let server = Server {
         child,
         base,
         own_store,
+    };
+    (server, lines)
+}
+
+/// Waits up to `within` for a line of `log` that contains every one of `parts`.
+pub fn wait_for_line(
+    log: &std::sync::mpsc::Receiver<String>,
+    parts: &[&str],
+    within: std::time::Duration,
+) -> Option<String> {
+    let deadline = std::time::Instant::now() + within;
+    loop {
+        let left = deadline.checked_duration_since(std::time::Instant::now())?;
+        let line = log.recv_timeout(left).ok()?;
+        if parts.iter().all(|p| line.contains(p)) {
+            return Some(line);
+        }
     }
 }
 

@@ -23,7 +23,7 @@ pub use stream::{StreamItem, StreamPayload, TaskEventStream};
 use self::active::{ActiveRef, ActiveTask, ExecutionSlot};
 pub(crate) use self::execution::Execution;
 use self::stream::ClosePolicy;
-use crate::bus::EventBus;
+use crate::bus::{BusEvent, BusSubscription, EventBus, RecvError};
 use crate::executor::{AgentError, AgentExecutor, CallContext, CancelContext, RequestContext};
 use crate::registry::WeakRegistry;
 use crate::store::{StoreError, TaskEvent, TaskSnapshot, TaskStore};
@@ -228,6 +228,16 @@ impl TaskRuntime {
             cancellation: cancel.clone(),
         };
         let (abort, registration) = AbortHandle::new_pair();
+        if sh.bus.spans_processes() {
+            watch_remote_cancel(
+                sh.bus.subscribe(&ctx.task_id),
+                ctx.task_id.clone(),
+                cancel.clone(),
+                done.clone(),
+                abort.clone(),
+                sh.config.cancel_grace,
+            );
+        }
         active.slots().push(ExecutionSlot {
             id,
             cancel: cancel.clone(),
@@ -477,6 +487,43 @@ pub(crate) fn terminal_task(task_id: &str, state: TaskState) -> A2aError {
     A2aError::unsupported(format!(
         "task {task_id} is in terminal state {state} and cannot accept further messages"
     ))
+}
+
+/// Stops an execution when another process ends its task (a cancel sent to another
+/// replica): fires its cancellation token, then aborts it if it ignores that for `grace`.
+fn watch_remote_cancel(
+    mut sub: BusSubscription,
+    task_id: String,
+    cancel: CancellationToken,
+    done: CancellationToken,
+    abort: AbortHandle,
+    grace: Duration,
+) {
+    tokio::spawn(async move {
+        loop {
+            let event = tokio::select! {
+                () = done.cancelled() => return,
+                event = sub.recv() => event,
+            };
+            match event {
+                Ok(BusEvent::Appended { state, .. }) if state.is_terminal() => break,
+                Ok(_) | Err(RecvError::Lagged(_)) => {}
+                Err(RecvError::Closed) => return,
+            }
+        }
+        cancel.cancel();
+        tokio::select! {
+            () = done.cancelled() => {}
+            () = tokio::time::sleep(grace) => {
+                tracing::warn!(task_id, "aborting an execution that ignored its cancellation");
+                abort.abort();
+            }
+        }
+        tracing::info!(
+            task_id,
+            "task ended by another process: its execution here stopped"
+        );
+    });
 }
 
 /// Removes the execution's slot and signals its end, whether it finished or was aborted.

@@ -215,6 +215,15 @@ impl TaskEventStream {
                         return Some(Ok(item));
                     }
                 }
+                Ok(BusEvent::Appended { seq, .. }) => {
+                    // Another process wrote: read what this stream has not seen yet.
+                    if seq > self.cursor
+                        && let Err(e) = self.catch_up().await
+                    {
+                        self.done = true;
+                        return Some(Err(e));
+                    }
+                }
                 Ok(BusEvent::Reply(m)) => {
                     self.done = true;
                     return Some(Ok(StreamItem {

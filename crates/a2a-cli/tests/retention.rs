@@ -1,5 +1,6 @@
-//! Bounded growth on a SQL store: a task left waiting for input is canceled as expired after
-//! `--idle-expiry`, and finished tasks are deleted, events and all, after `--retention`.
+//! Bounded growth: a task left waiting for input is canceled as expired after
+//! `--idle-expiry` (on a SQL store and in memory alike), and on a SQL store finished tasks are
+//! deleted, events and all, after `--retention`.
 
 mod common;
 
@@ -67,4 +68,27 @@ async fn idle_tasks_expire_and_finished_tasks_go() {
         ),
         "{err}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn idle_tasks_expire_in_memory_too() {
+    let s = serve(&["--store", "memory", "--idle-expiry", "1"]);
+    let multi = A2aClient::connect(&format!("{}/a2a/multi", s.base))
+        .await
+        .unwrap();
+    let o = multi
+        .run(SendMessageRequest::new(Message::user_text("start")))
+        .await
+        .unwrap();
+    let Outcome::InputRequired(waiting) = &o else {
+        panic!("{o:?}")
+    };
+    let id = waiting.task_id().to_owned();
+    let expired: Task = eventually(async || {
+        let t = multi.get_task(&id, None).await.ok()?;
+        (t.status.state == TaskState::Canceled).then_some(t)
+    })
+    .await;
+    let reason = expired.status.message.unwrap().text_content();
+    assert!(reason.contains("expired"), "{reason}");
 }

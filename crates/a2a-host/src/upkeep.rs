@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use a2a_server::RequestHandler;
+use a2a_server::{InMemoryTaskStore, RequestHandler};
 use a2a_store_sql::{LeaseConfig, RetentionConfig, SqlTaskStore};
 use tokio::task::JoinHandle;
 
@@ -88,16 +88,38 @@ async fn expire_idle(db: &SqlTaskStore, handlers: &Handlers, idle: Duration) {
         }
     };
     for t in tasks {
-        let Some(handler) = handlers.get(&t.agent_id) else {
-            continue;
-        };
-        let reason = format!("expired: no input for {idle:?}");
-        if let Err(e) = handler
-            .runtime()
-            .expire_interrupted(&t.task_id, &reason)
-            .await
-        {
-            tracing::warn!(task_id = %t.task_id, error = %e, "could not expire an idle task");
+        if let Some(handler) = handlers.get(&t.agent_id) {
+            expire(handler, &t.task_id, idle).await;
         }
+    }
+}
+
+/// For in-memory stores: cancels, through each agent's runtime, the tasks that have waited
+/// for input or authentication longer than `idle`, sweeping every tenth of `idle` (between
+/// 100 ms and a minute). Runs until the returned task is aborted.
+pub fn expire_idle_in_memory(
+    stores: Vec<(Arc<InMemoryTaskStore>, Arc<RequestHandler>)>,
+    idle: Duration,
+) -> JoinHandle<()> {
+    let every = (idle / 10).clamp(Duration::from_millis(100), Duration::from_secs(60));
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(every);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tick.tick().await;
+            for (store, handler) in &stores {
+                for task_id in store.idle_interrupted(idle, SWEEP_LIMIT) {
+                    expire(handler, &task_id, idle).await;
+                }
+            }
+        }
+    })
+}
+
+/// Cancels one task left waiting for `idle`, with a status message that says so.
+async fn expire(handler: &RequestHandler, task_id: &str, idle: Duration) {
+    let reason = format!("expired: no input for {idle:?}");
+    if let Err(e) = handler.runtime().expire_interrupted(task_id, &reason).await {
+        tracing::warn!(task_id, error = %e, "could not expire an idle task");
     }
 }

@@ -60,8 +60,8 @@ pub(crate) struct ServeArgs {
     /// SQL stores: seconds a finished task is kept after its last change (0: forever).
     #[arg(long, default_value_t = 7.0 * 24.0 * 3600.0, value_name = "SECONDS")]
     retention: f64,
-    /// SQL stores: seconds a task may wait for input or authentication before it is
-    /// canceled as expired (0: forever).
+    /// Seconds a task may wait for input or authentication before it is canceled as
+    /// expired (0: forever).
     #[arg(long, default_value_t = 24.0 * 3600.0, value_name = "SECONDS")]
     idle_expiry: f64,
     /// SQL stores: seconds between reads of the store by a quiet stream, to pick up what
@@ -121,16 +121,22 @@ async fn open_store(url: &str) -> anyhow::Result<Option<(SqlTaskStore, Option<No
     Ok(Some((db, hub)))
 }
 
+/// The handler of one agent, and its store when that is in memory (for upkeep).
 fn handler_for(
     agent: &builtin::BuiltinAgent,
     db: Option<&(SqlTaskStore, Option<NotifyHub>)>,
     args: &ServeArgs,
-) -> Arc<RequestHandler> {
+) -> (Arc<RequestHandler>, Option<Arc<InMemoryTaskStore>>) {
+    let mut in_memory = None;
     let store: Arc<dyn TaskStore> = match db {
         Some((db, _)) => Arc::new(db.scoped(agent.id)),
-        None => Arc::new(InMemoryTaskStore::new(
-            InMemoryTaskStoreConfig::default().with_max_terminal_tasks(args.max_terminal_tasks),
-        )),
+        None => {
+            let store = Arc::new(InMemoryTaskStore::new(
+                InMemoryTaskStoreConfig::default().with_max_terminal_tasks(args.max_terminal_tasks),
+            ));
+            in_memory = Some(store.clone());
+            store
+        }
     };
     let mut config = RuntimeConfig::default();
     let bus: Arc<dyn EventBus> = match db {
@@ -158,7 +164,7 @@ fn handler_for(
     if let Some(extended) = &agent.extended_card {
         handler = handler.with_extended_card(extended.clone());
     }
-    Arc::new(handler)
+    (Arc::new(handler), in_memory)
 }
 
 pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
@@ -178,13 +184,16 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         Some(name) => vec![name.as_str()],
         None => NAMES.to_vec(),
     };
+    let mut in_memory = Vec::new();
     for name in &names {
         let Some(agent) = builtin::builtin(name) else {
             bail!("unknown agent {name}")
         };
+        let (handler, memory) = handler_for(&agent, db.as_ref(), &args);
+        in_memory.extend(memory.map(|store| (store, handler.clone())));
         let hosted = HostAgent {
             id: agent.id.to_owned(),
-            handler: handler_for(&agent, db.as_ref(), &args),
+            handler,
         };
         host = if args.agent.is_some() {
             host.root(hosted)
@@ -252,7 +261,9 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
                 retention,
             ))
         }
-        None => None,
+        // In memory: only the bound on tasks left waiting for input needs a sweep.
+        None => positive_seconds(args.idle_expiry)
+            .map(|idle| a2a_host::upkeep::expire_idle_in_memory(in_memory, idle)),
     };
     let handlers = host.handlers();
     let on_signal = async move {

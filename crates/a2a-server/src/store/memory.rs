@@ -3,6 +3,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::hash::BuildHasher;
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 use a2a_types::{Task, TaskState};
 use async_trait::async_trait;
@@ -51,6 +52,9 @@ struct Entry {
     state: TaskState,
     /// Status timestamp in milliseconds since the epoch (the listing sort key).
     status_millis: i64,
+    /// When the task last changed while waiting for input or authentication (`None` while
+    /// it is not waiting): what [`InMemoryTaskStore::idle_interrupted`] looks at.
+    waiting_since: Option<Instant>,
 }
 
 impl Entry {
@@ -119,6 +123,26 @@ impl InMemoryTaskStore {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// Up to `limit` tasks that have waited for input or authentication, unchanged, for at
+    /// least `idle`: the host expires them through the runtime
+    /// ([`TaskRuntime::expire_interrupted`](crate::TaskRuntime::expire_interrupted)), so the
+    /// in-memory store has the same bound on abandoned conversations as the SQL stores.
+    pub fn idle_interrupted(&self, idle: Duration, limit: usize) -> Vec<String> {
+        let mut found = Vec::new();
+        for shard in self.shards.iter() {
+            let shard = lock(shard);
+            for (id, e) in &shard.tasks {
+                if found.len() >= limit {
+                    return found;
+                }
+                if e.waiting_since.is_some_and(|t| t.elapsed() >= idle) {
+                    found.push(id.to_string());
+                }
+            }
+        }
+        found
+    }
 }
 
 fn lock(m: &Mutex<Shard>) -> MutexGuard<'_, Shard> {
@@ -148,6 +172,7 @@ impl TaskStore for InMemoryTaskStore {
                 log: Vec::with_capacity(events.len()),
                 state: TaskState::Unspecified,
                 status_millis: 0,
+                waiting_since: None,
             };
             shard.tasks.entry(Arc::from(task_id)).or_insert(entry)
         } else {
@@ -177,6 +202,8 @@ impl TaskStore for InMemoryTaskStore {
             entry.log.push(record.clone());
             records.push(record);
         }
+        // Read the clock only for waiting tasks: the hot path never waits.
+        entry.waiting_since = entry.state.is_interrupted().then(Instant::now);
         if !was_terminal && entry.state.is_terminal() {
             let key = shard.tasks.get_key_value(task_id).map(|(k, _)| k.clone());
             shard.finished.extend(key);

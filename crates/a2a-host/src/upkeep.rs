@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use a2a_server::{InMemoryTaskStore, RequestHandler};
+use a2a_server::{InMemoryTaskStore, Recovery, RequestHandler};
 use a2a_store_sql::{LeaseConfig, RetentionConfig, SqlTaskStore};
 use tokio::task::JoinHandle;
 
@@ -14,9 +14,9 @@ const SWEEP_LIMIT: usize = 200;
 
 type Handlers = BTreeMap<String, Arc<RequestHandler>>;
 
-/// Every `leases.heartbeat`: beats for this process; fails, through the agent's runtime (so
-/// that subscribers hear it), every SUBMITTED or WORKING task whose process has been silent
-/// for `leases.expiry`; cancels tasks waiting for input longer than
+/// Every `leases.heartbeat`: beats for this process; recovers, through the agent's runtime
+/// (so that subscribers hear it), every SUBMITTED or WORKING task whose process has been
+/// silent for `leases.expiry` (re-run when the agent is safe to retry, else failed); cancels tasks waiting for input longer than
 /// `retention.idle_interrupted`; deletes finished tasks older than `retention.terminal`.
 /// Each step logs its own failure and the others still run. Runs until the returned task is
 /// aborted.
@@ -66,12 +66,20 @@ async fn fail_abandoned(db: &SqlTaskStore, handlers: &Handlers, expiry: Duration
             "the server process running this task stopped (no heartbeat from instance {} for {expiry:?}); the task did not finish",
             t.owner
         );
-        match handler.runtime().fail_abandoned(&t.task_id, &reason).await {
-            Ok(true) => tracing::warn!(
+        match handler
+            .runtime()
+            .recover_abandoned(&t.task_id, &reason)
+            .await
+        {
+            Ok(Recovery::Failed) => tracing::warn!(
                 agent = %t.agent_id, task_id = %t.task_id, owner = %t.owner,
                 "failed a task abandoned by a stopped process"
             ),
-            Ok(false) => {}
+            Ok(Recovery::Rerun) => tracing::warn!(
+                agent = %t.agent_id, task_id = %t.task_id, owner = %t.owner,
+                "re-running a task abandoned by a stopped process (the agent is safe to retry)"
+            ),
+            Ok(_) => {}
             Err(e) => {
                 tracing::warn!(task_id = %t.task_id, error = %e, "could not fail an abandoned task")
             }

@@ -110,4 +110,12 @@ pub trait AgentExecutor: Send + Sync + 'static {
         let _ = (ctx, updater);
         Ok(())
     }
+
+    /// True when running a message again, after the process running it died mid-task, does
+    /// no harm (the agent's effects are idempotent). A task abandoned that way is then re-run
+    /// on a live process from its last client message ([`RequestContext::task`] set, the
+    /// events already logged kept), instead of failed. Default: `false`.
+    fn safe_to_retry(&self) -> bool {
+        false
+    }
 }

@@ -25,7 +25,9 @@ pub use handler::{DEFAULT_PAGE_SIZE, HandlerConfig, RequestHandler, SendAnswer, 
 pub use router::{
     ServeOptions, agent_routes, agent_rpc_routes, card_routes, serve, serve_with_drain, spawn_local,
 };
-pub use runtime::{RuntimeConfig, StreamItem, StreamPayload, TaskEventStream, TaskRuntime};
+pub use runtime::{
+    Recovery, RuntimeConfig, StreamItem, StreamPayload, TaskEventStream, TaskRuntime,
+};
 pub use store::{InMemoryTaskStore, InMemoryTaskStoreConfig, TaskStore};
 pub use transport::card::CardCompat;
 pub use updater::{TaskUpdater, UpdaterError};

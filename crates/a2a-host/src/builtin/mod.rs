@@ -1,5 +1,5 @@
-//! Built-in demo agents: `echo`, `slow`, `multi` and `conformance` (plus `conformance-bare`,
-//! served only on its own).
+//! Built-in demo agents: `echo`, `slow`, `multi` and `conformance` (plus `conformance-bare`
+//! and `slow-retry`, served only on their own).
 
 mod conformance;
 mod echo;
@@ -20,8 +20,9 @@ pub use slow::SlowAgent;
 pub const NAMES: [&str; 4] = ["echo", "slow", "multi", "conformance"];
 
 /// Built-in agents that are only served alone (`a2a serve --agent NAME`), not by default:
-/// `conformance-bare`, the conformance agent without optional capabilities.
-pub const SOLO_NAMES: [&str; 1] = ["conformance-bare"];
+/// `conformance-bare`, the conformance agent without optional capabilities, and
+/// `slow-retry`, the slow agent declared safe to re-run after a crash.
+pub const SOLO_NAMES: [&str; 2] = ["conformance-bare", "slow-retry"];
 
 /// A built-in agent: its executor and its card (interfaces are filled in when served).
 #[derive(Clone)]
@@ -50,6 +51,14 @@ pub fn builtin(name: &str) -> Option<BuiltinAgent> {
         "echo" => ("echo", Arc::new(EchoAgent), echo::card()),
         "slow" => ("slow", Arc::new(SlowAgent::default()), slow::card()),
         "multi" => ("multi", Arc::new(MultiAgent), multi::card()),
+        "slow-retry" => (
+            "slow-retry",
+            Arc::new(SlowAgent {
+                retry: true,
+                ..SlowAgent::default()
+            }),
+            slow::retry_card(),
+        ),
         "conformance" => (
             "conformance",
             Arc::new(ConformanceAgent::from_env()),

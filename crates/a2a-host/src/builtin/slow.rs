@@ -16,12 +16,16 @@ pub struct SlowAgent {
     /// How long it works between the two artifacts, unless the message is a number of
     /// seconds.
     pub delay: Duration,
+    /// Declares the agent [safe to retry](AgentExecutor::safe_to_retry): a task abandoned by
+    /// a crash is re-run instead of failed (`slow-retry`).
+    pub retry: bool,
 }
 
 impl Default for SlowAgent {
     fn default() -> Self {
         Self {
             delay: Duration::from_secs(5),
+            retry: false,
         }
     }
 }
@@ -39,8 +43,19 @@ pub(crate) fn card() -> AgentCard {
     )
 }
 
+pub(crate) fn retry_card() -> AgentCard {
+    let mut card = card();
+    card.name = "Slow Agent (safe to retry)".to_owned();
+    card.description = "The slow agent, declared safe to re-run: a task left running by a server that crashed is run again from its message on a live server instead of failed.".to_owned();
+    card
+}
+
 #[async_trait]
 impl AgentExecutor for SlowAgent {
+    fn safe_to_retry(&self) -> bool {
+        self.retry
+    }
+
     async fn execute(&self, ctx: RequestContext, updater: TaskUpdater) -> Result<(), AgentError> {
         let delay = ctx
             .user_text()

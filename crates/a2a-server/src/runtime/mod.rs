@@ -29,6 +29,8 @@ use crate::registry::WeakRegistry;
 use crate::store::{StoreError, TaskEvent, TaskSnapshot, TaskStore};
 use crate::updater::{TaskUpdater, UpdaterError};
 
+type ExecutionFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
+
 /// Settings of the runtime.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -202,31 +204,61 @@ impl TaskRuntime {
                 .map_err(store_failure)?;
         }
 
-        let cancel = CancellationToken::new();
-        if sh.shutdown.is_cancelled() {
-            cancel.cancel();
-        }
-        let done = CancellationToken::new();
-        let id = sh.next_execution.fetch_add(1, Ordering::Relaxed);
-        let updater = TaskUpdater::new(
-            req.task_id.clone(),
-            req.context_id.clone(),
-            active.clone(),
-            sh.store.clone(),
-            sh.bus.clone(),
-            (!exists).then(|| req.message.clone()),
-        );
         let req = *req;
         let ctx = RequestContext {
-            task_id: req.task_id.clone(),
+            task_id: req.task_id,
             context_id: req.context_id,
             message: req.message,
             task: req.existing,
             configuration: req.configuration,
             metadata: req.metadata,
             call: req.call,
-            cancellation: cancel.clone(),
+            cancellation: CancellationToken::new(),
         };
+        let task_id = ctx.task_id.clone();
+        let (fut, updater) = self.launch(&active, ctx, !exists);
+        let (events, execution) = match sub {
+            Some(sub) => {
+                tokio::spawn(fut);
+                let policy = self.policy();
+                let events = TaskEventStream::new(task_id, sh.store.clone(), sub, cursor, policy)
+                    .with_poll(sh.config.store_poll);
+                (Some(events), Execution::new(None, updater))
+            }
+            None => (None, Execution::new(Some(fut), updater)),
+        };
+        Ok(Started {
+            events,
+            snapshot,
+            execution,
+        })
+    }
+
+    /// Registers an execution of `ctx` on `active` (its cancellation token, abort handle and
+    /// end signal) and returns it, not yet running, with its updater. With `creates`, the
+    /// updater's first write creates the task from `ctx.message`.
+    fn launch(
+        &self,
+        active: &ActiveRef,
+        mut ctx: RequestContext,
+        creates: bool,
+    ) -> (ExecutionFuture, TaskUpdater) {
+        let sh = &self.shared;
+        let cancel = ctx.cancellation.clone();
+        if sh.shutdown.is_cancelled() {
+            cancel.cancel();
+        }
+        ctx.cancellation = cancel.clone();
+        let done = CancellationToken::new();
+        let id = sh.next_execution.fetch_add(1, Ordering::Relaxed);
+        let updater = TaskUpdater::new(
+            ctx.task_id.clone(),
+            ctx.context_id.clone(),
+            active.clone(),
+            sh.store.clone(),
+            sh.bus.clone(),
+            creates.then(|| ctx.message.clone()),
+        );
         let (abort, registration) = AbortHandle::new_pair();
         if sh.bus.spans_processes() {
             watch_remote_cancel(
@@ -250,24 +282,8 @@ impl TaskRuntime {
             done,
         };
         let run = run_execution(sh.executor.clone(), ctx, updater.clone(), cancel, guard);
-        let fut: Pin<Box<dyn Future<Output = ()> + Send>> =
-            Box::pin(Abortable::new(run, registration).map(|_| ()));
-        let (events, execution) = match sub {
-            Some(sub) => {
-                tokio::spawn(fut);
-                let policy = self.policy();
-                let events =
-                    TaskEventStream::new(req.task_id, sh.store.clone(), sub, cursor, policy)
-                        .with_poll(sh.config.store_poll);
-                (Some(events), Execution::new(None, updater))
-            }
-            None => (None, Execution::new(Some(fut), updater)),
-        };
-        Ok(Started {
-            events,
-            snapshot,
-            execution,
-        })
+        let fut: ExecutionFuture = Box::pin(Abortable::new(run, registration).map(|_| ()));
+        (fut, updater)
     }
 
     /// Cancels a task: asks the executor, fires the cancellation token of its running
@@ -373,6 +389,71 @@ impl TaskRuntime {
             .await
     }
 
+    /// Takes over a task whose execution was lost with the process that ran it: re-runs it
+    /// here from its last client message when the agent is [safe to
+    /// retry](AgentExecutor::safe_to_retry), else fails it (see
+    /// [`fail_abandoned`](Self::fail_abandoned)). `reason` says what happened; subscribers
+    /// see it as the status message of the re-run's WORKING state or of the failure.
+    pub async fn recover_abandoned(
+        &self,
+        task_id: &str,
+        reason: &str,
+    ) -> Result<Recovery, A2aError> {
+        if !self.shared.executor.safe_to_retry() {
+            return Ok(match self.fail_abandoned(task_id, reason).await? {
+                true => Recovery::Failed,
+                false => Recovery::NotNeeded,
+            });
+        }
+        let snap = self.snapshot(task_id, None).await?;
+        let task = snap.task;
+        if !matches!(task.status.state, TaskState::Submitted | TaskState::Working) {
+            return Ok(Recovery::NotNeeded);
+        }
+        let Some(message) = task
+            .history
+            .iter()
+            .rev()
+            .find(|m| m.role == a2a_types::Role::User)
+            .cloned()
+        else {
+            // Nothing to re-run from.
+            return Ok(match self.fail_abandoned(task_id, reason).await? {
+                true => Recovery::Failed,
+                false => Recovery::NotNeeded,
+            });
+        };
+        let active = self.active(task_id, true);
+        if !active.slots().is_empty() {
+            return Ok(Recovery::NotNeeded);
+        }
+        let ctx = RequestContext {
+            task_id: task_id.to_owned(),
+            context_id: task.context_id.clone(),
+            message,
+            task: Some(task),
+            configuration: None,
+            metadata: None,
+            call: Arc::new(CallContext::new("1.0")),
+            cancellation: CancellationToken::new(),
+        };
+        let (fut, updater) = self.launch(&active, ctx, false);
+        // Claim the task first: of two processes recovering it, one appends, the other
+        // conflicts and leaves it.
+        let note = updater.agent_text(format!("re-running: {reason}"));
+        match updater.start_work(Some(note)).await {
+            Ok(()) => {
+                tokio::spawn(fut);
+                Ok(Recovery::Rerun)
+            }
+            Err(UpdaterError::TaskClosed(_) | UpdaterError::Store(StoreError::Conflict { .. })) => {
+                drop(fut); // unregisters the execution
+                Ok(Recovery::NotNeeded)
+            }
+            Err(e) => Err(store_failure(e)),
+        }
+    }
+
     /// Cancels a task left waiting for input or authentication for too long (a store's
     /// retention sweep finds them), with `reason` as the status message, publishing it to
     /// subscribers. Returns `false` when the task is no longer waiting.
@@ -474,6 +555,18 @@ impl TaskRuntime {
             }
         }
     }
+}
+
+/// What [`TaskRuntime::recover_abandoned`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Recovery {
+    /// The task was no longer running, or another process took it over first.
+    NotNeeded,
+    /// The task failed, with the reason as its status message.
+    Failed,
+    /// The task runs again here.
+    Rerun,
 }
 
 /// A store failure as the caller sees it: logged here with its cause, answered as an

@@ -344,6 +344,12 @@ impl RequestHandler {
         if let Some(reply) = execution.updater().take_reply() {
             return Ok(SendAnswer::Message(reply));
         }
+        // A task this process wrote all of: answer from what was written, not a read.
+        if let Some(log) = execution.updater().written_log().await
+            && matches!(log.first().map(|r| &r.event), Some(TaskEvent::Created(_)))
+        {
+            return Ok(SendAnswer::Task(TaskAnswer::Log { log, history }));
+        }
         Ok(SendAnswer::Task(self.answer(&task_id, history).await?))
     }
 

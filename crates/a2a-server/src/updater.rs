@@ -9,7 +9,7 @@ use a2a_types::{
 
 use crate::bus::{BusEvent, EventBus};
 use crate::runtime::active::ActiveRef;
-use crate::store::{StoreError, TaskEvent, TaskStore};
+use crate::store::{StoreError, TaskEvent, TaskEventRecord, TaskStore};
 
 /// Why an update was refused.
 #[derive(Debug, thiserror::Error)]
@@ -241,6 +241,11 @@ impl TaskUpdater {
     }
 
     /// Takes the direct reply, if any.
+    /// The task's whole log, when this process wrote all of it (see `WriterState::log`).
+    pub(crate) async fn written_log(&self) -> Option<Vec<Arc<TaskEventRecord>>> {
+        self.inner.active.writer.lock().await.log.clone()
+    }
+
     pub(crate) fn take_reply(&self) -> Option<Message> {
         self.turn().reply.take()
     }

@@ -59,10 +59,13 @@ pub const VERSION_HEADER: &str = "A2A-Version";
 /// The service-parameter (HTTP header) listing requested extensions.
 pub const EXTENSIONS_HEADER: &str = "A2A-Extensions";
 
-/// A new random id (UUID v4), for messages, tasks, contexts and artifacts.
+/// A new unique id, for messages, tasks, contexts and artifacts: a UUID v7, whose leading
+/// bits are the creation time, so ids made one after another sort together. Stores index
+/// tasks by id; time-ordered ids land on the same few index pages instead of a random page
+/// each, which makes every commit of a durable store several times smaller.
 pub fn new_id() -> String {
     let mut buf = [0u8; uuid::fmt::Hyphenated::LENGTH];
-    uuid::Uuid::new_v4()
+    uuid::Uuid::now_v7()
         .hyphenated()
         .encode_lower(&mut buf)
         .to_owned()

@@ -11,6 +11,9 @@ use crate::registry::Registered;
 use crate::store::{StoreError, TaskEvent, TaskEventRecord, TaskStore};
 use crate::updater::UpdaterError;
 
+/// Most records a writer keeps of a task's log (see [`WriterState::log`]).
+const MAX_KEPT_LOG: usize = 64;
+
 /// A task that is being written to or executed on this replica.
 #[derive(Debug)]
 pub(crate) struct ActiveTask {
@@ -72,6 +75,10 @@ pub(crate) struct WriterState {
     pub(crate) state: TaskState,
     /// Artifacts whose last chunk was sent.
     pub(crate) closed_artifacts: Vec<String>,
+    /// The whole log, when this writer created the task and made every append since, and
+    /// the store does not keep logs in memory itself: a blocking send answers from it
+    /// instead of reading the task back. `None` once another writer's append is seen.
+    pub(crate) log: Option<Vec<Arc<TaskEventRecord>>>,
 }
 
 impl WriterState {
@@ -102,15 +109,27 @@ impl WriterState {
         task_id: &str,
         events: Vec<TaskEvent>,
     ) -> Result<Vec<Arc<TaskEventRecord>>, UpdaterError> {
+        let creating = !self.created;
         let records = match store.append(task_id, self.seq, events).await {
             Ok(r) => r,
             Err(e @ StoreError::Conflict { .. }) => {
                 // Another replica wrote; re-read so the next write starts from the truth.
+                self.log = None;
                 self.load(store, task_id).await?;
                 return Err(UpdaterError::Store(e));
             }
             Err(e) => return Err(UpdaterError::Store(e)),
         };
+        if creating && !store.lends_log() {
+            self.log = Some(Vec::with_capacity(records.len() + 2));
+        }
+        if let Some(log) = &mut self.log {
+            log.extend(records.iter().cloned());
+            if log.len() > MAX_KEPT_LOG {
+                // A long task: its log is read back when needed instead of held here.
+                self.log = None;
+            }
+        }
         for r in &records {
             if let TaskEvent::Artifact(a) = &r.event
                 && a.last_chunk

@@ -76,6 +76,9 @@ pub enum SqlStoreError {
     /// Connecting or migrating failed.
     #[error("cannot open the task store")]
     Database(#[from] sqlx::Error),
+    /// The writer could not start.
+    #[error("cannot start the task store's writer")]
+    Writer(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
 
 /// A [`TaskStore`] on SQLite or PostgreSQL, holding the tasks of one agent (its scope).
@@ -123,8 +126,10 @@ impl SqlTaskStore {
     /// brings its schema up to date.
     pub async fn connect(url: &str) -> Result<Self, SqlStoreError> {
         sqlx::any::install_default_drivers();
+        let mut sqlite_path = None;
         let (dialect, url) = if let Some(path) = url.strip_prefix("sqlite:") {
             let path = path.trim_start_matches("//");
+            sqlite_path = path.split('?').next().map(str::to_owned);
             let sep = if path.contains('?') { '&' } else { '?' };
             (Dialect::Sqlite, format!("sqlite://{path}{sep}mode=rwc"))
         } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
@@ -138,8 +143,9 @@ impl SqlTaskStore {
             .test_before_acquire(false);
         // Writers keep their connection; readers share the rest of the pool.
         let (writer_count, readers) = match dialect {
-            // SQLite has one writer at a time; WAL lets readers run beside it.
-            Dialect::Sqlite => (1, 4),
+            // SQLite has one writer at a time, with its own connection outside the pool
+            // (`writer/sqlite.rs`); WAL lets readers run beside it.
+            Dialect::Sqlite => (0, 4),
             Dialect::Postgres => (4, 12),
         };
         let options = options.max_connections(writer_count + readers);
@@ -161,8 +167,15 @@ impl SqlTaskStore {
         };
         schema::migrate(&pool, dialect).await?;
         let instance: Arc<str> = Arc::from(uuid::Uuid::new_v4().to_string());
-        let writers =
-            writer::Writers::start(&pool, writer_count as usize, dialect, instance.clone()).await?;
+        let writers = writer::Writers::start(
+            &pool,
+            writer_count as usize,
+            dialect,
+            sqlite_path.as_deref(),
+            instance.clone(),
+        )
+        .await
+        .map_err(SqlStoreError::Writer)?;
         Ok(Self {
             pool,
             dialect,
@@ -192,9 +205,11 @@ impl SqlTaskStore {
     pub async fn notify_hub(&self) -> Result<Option<NotifyHub>, SqlStoreError> {
         match self.dialect {
             Dialect::Sqlite => Ok(None),
-            Dialect::Postgres => Ok(Some(
-                NotifyHub::start(&self.url.0, self.pool.clone(), self.instance.clone()).await?,
-            )),
+            Dialect::Postgres => {
+                let hub =
+                    NotifyHub::start(&self.url.0, self.pool.clone(), self.instance.clone()).await?;
+                Ok(Some(hub))
+            }
         }
     }
 

@@ -1,12 +1,15 @@
 //! Events across processes on PostgreSQL: `LISTEN/NOTIFY` behind the `EventBus` trait.
 //!
 //! Every record a process appends is already committed when it is published; the bus then
-//! sends a small notice (agent, task, sequence number, state) on the `a2a_events` channel.
-//! The other processes hand it to the local subscribers of that task as
-//! [`BusEvent::Appended`]: streams read the new events from the store (in order, none
-//! twice), and a runtime running the task stops it when the state is terminal (a cancel
-//! sent to another replica). Notices are batched: one `NOTIFY` carries every notice queued
-//! while the previous one was sent, so publishing never waits for the database.
+//! queues a notice (`[sender, agent, task, seq, state]`) for the `a2a_events` channel. The
+//! other processes hand it to the local subscribers of that task as [`BusEvent::Appended`]:
+//! streams read the new events from the store (in order, none twice), and a runtime running
+//! the task stops it when the state is terminal (a cancel sent to another replica).
+//!
+//! One sender per process sends every notice queued while its previous send ran, in one
+//! statement, on a connection of its own with `synchronous_commit` off (a notice needs no
+//! durability). PostgreSQL serializes the commits of transactions that notify, so notices
+//! never ride on the writers' transactions, which would then take turns.
 //!
 //! `NOTIFY` is not durable: notices sent while a listener is reconnecting are lost. Streams
 //! therefore keep reading the store now and then while quiet (`RuntimeConfig::store_poll`).
@@ -17,51 +20,42 @@ use std::time::Duration;
 
 use a2a_server::bus::{BusEvent, BusSubscription, EventBus, InProcessBus};
 use a2a_types::TaskState;
-use serde::{Deserialize, Serialize};
-use sqlx::AnyPool;
+use sqlx::pool::PoolConnection;
 use sqlx::postgres::PgListener;
+use sqlx::{Any, AnyPool};
 use tokio::sync::mpsc;
 
-/// The channel every process listens on.
+/// The channel every process listens on (and `writer/postgres.rs` notifies).
 const CHANNEL: &str = "a2a_events";
 
-/// PostgreSQL refuses payloads of 8000 bytes or more.
-const MAX_PAYLOAD: usize = 7900;
+/// One notice: `[sender, agent, task, seq, state]` (owned: ids may hold escapes).
+type Notice = (String, String, String, u64, i64);
 
-/// One notice: `(agent, task, seq, state)`.
-type Notice = (Arc<str>, String, u64, i32);
-
-#[derive(Serialize, Deserialize)]
-struct Payload<'a> {
-    /// The sending process.
-    #[serde(borrow)]
-    from: &'a str,
-    #[serde(borrow)]
-    notices: Vec<(&'a str, &'a str, u64, i32)>,
-}
-
-/// The process's end of the channel: one listening connection, one sender, and the
-/// in-process bus of each agent. Cheap to clone.
+/// The process's end of the channel: one listening connection and the in-process bus of
+/// each agent. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct NotifyHub {
     inner: Arc<Hub>,
 }
 
+/// A queued notice: `(agent, task, seq, state)`.
+type Outgoing = (Arc<str>, String, u64, i32);
+
 #[derive(Debug)]
 struct Hub {
-    outbox: mpsc::UnboundedSender<Notice>,
+    outbox: mpsc::UnboundedSender<Outgoing>,
     agents: Mutex<HashMap<Arc<str>, InProcessBus>>,
 }
 
 impl Hub {
-    fn local(&self, agent: &str) -> InProcessBus {
-        let mut agents = self.agents.lock().unwrap_or_else(|e| e.into_inner());
-        agents.entry(Arc::from(agent)).or_default().clone()
+    fn agents(&self) -> std::sync::MutexGuard<'_, HashMap<Arc<str>, InProcessBus>> {
+        self.agents.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
 impl NotifyHub {
-    /// Starts listening on `url` and sending through `pool`, as process `instance`.
+    /// Starts listening on `url` and sending through `pool`, as process `instance` (whose
+    /// own notices the listener skips).
     pub(crate) async fn start(
         url: &str,
         pool: AnyPool,
@@ -82,9 +76,15 @@ impl NotifyHub {
     /// The bus of agent `agent_id`: local subscribers get this process's events directly
     /// and the other processes' as [`BusEvent::Appended`].
     pub fn bus(&self, agent_id: &str) -> NotifyBus {
+        let local = self
+            .inner
+            .agents()
+            .entry(Arc::from(agent_id))
+            .or_default()
+            .clone();
         NotifyBus {
             agent: Arc::from(agent_id),
-            local: self.inner.local(agent_id),
+            local,
             hub: self.inner.clone(),
         }
     }
@@ -101,7 +101,7 @@ pub struct NotifyBus {
 impl EventBus for NotifyBus {
     fn publish(&self, task_id: &str, event: BusEvent) {
         if let BusEvent::Record(r) = &event {
-            // Fails only once the sender stopped (the hub is being dropped).
+            // Fails only once the sender stopped (the process is ending).
             let _ = self.hub.outbox.send((
                 self.agent.clone(),
                 task_id.to_owned(),
@@ -121,53 +121,47 @@ impl EventBus for NotifyBus {
     }
 }
 
-/// Sends queued notices, as many per `NOTIFY` as fit.
-async fn send(pool: AnyPool, instance: Arc<str>, mut rx: mpsc::UnboundedReceiver<Notice>) {
+/// Sends the queued notices, all those queued meanwhile in one statement. A broken
+/// connection is replaced from `pool` at the next send.
+async fn send(pool: AnyPool, instance: Arc<str>, mut rx: mpsc::UnboundedReceiver<Outgoing>) {
+    let mut conn = None;
     let mut queued = Vec::new();
-    while rx.recv_many(&mut queued, 1024).await > 0 {
-        for payload in payloads(&instance, &queued) {
-            let sent = sqlx::query("SELECT pg_notify($1, $2)")
-                .bind(CHANNEL)
-                .bind(payload)
-                .execute(&pool)
-                .await;
-            if let Err(e) = sent {
-                // Other processes' streams still read the store while quiet.
-                tracing::warn!(error = %e, "could not notify other processes of task events");
-            }
+    while rx.recv_many(&mut queued, 4096).await > 0 {
+        let notices: Vec<_> = queued
+            .drain(..)
+            .map(|(agent, task, seq, state)| (instance.clone(), agent, task, seq, state))
+            .collect();
+        if let Err(e) = send_once(&pool, &mut conn, crate::writer::json(&notices)).await {
+            conn = None;
+            // Other processes' streams still read the store while quiet.
+            tracing::warn!(error = %e, "could not notify other processes of task events");
         }
-        queued.clear();
     }
 }
 
-/// `notices` as JSON payloads under PostgreSQL's size limit.
-fn payloads(instance: &str, notices: &[Notice]) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut batch = Payload {
-        from: instance,
-        notices: Vec::new(),
+async fn send_once(
+    pool: &AnyPool,
+    conn: &mut Option<PoolConnection<Any>>,
+    notices: String,
+) -> Result<(), sqlx::Error> {
+    let conn = match conn {
+        Some(c) => c,
+        None => {
+            let mut c = pool.acquire().await?;
+            // A notice needs no durability: its commit need not wait for the disk.
+            sqlx::query("SET synchronous_commit = off")
+                .execute(&mut *c)
+                .await?;
+            conn.insert(c)
+        }
     };
-    let mut size = instance.len() + 32;
-    for (agent, task, seq, state) in notices {
-        // Exact: the notice as it will be written, and its separating comma.
-        let len =
-            serde_json::to_string(&(agent, task, seq, state)).map_or(MAX_PAYLOAD, |j| j.len() + 1);
-        if len + instance.len() + 32 > MAX_PAYLOAD {
-            tracing::warn!(task_id = %task, "task id too long to notify other processes");
-            continue;
-        }
-        if size + len > MAX_PAYLOAD {
-            out.extend(serde_json::to_string(&batch).ok());
-            batch.notices.clear();
-            size = instance.len() + 32;
-        }
-        batch.notices.push((agent, task, *seq, *state));
-        size += len;
-    }
-    if !batch.notices.is_empty() {
-        out.extend(serde_json::to_string(&batch).ok());
-    }
-    out
+    sqlx::query(
+        "SELECT count(pg_notify('a2a_events', j::text)) FROM json_array_elements($1::json) AS j",
+    )
+    .bind(notices)
+    .fetch_all(&mut **conn)
+    .await?;
+    Ok(())
 }
 
 /// Hands the other processes' notices to local subscribers while the hub exists.
@@ -189,51 +183,21 @@ async fn listen(mut listener: PgListener, instance: Arc<str>, hub: Weak<Hub>) {
                 continue;
             }
         };
-        let payload: Payload<'_> = match serde_json::from_str(notification.payload()) {
-            Ok(p) => p,
-            Err(e) => {
-                tracing::warn!(error = %e, "ignoring a malformed task event notice");
-                continue;
-            }
-        };
-        if payload.from == &*instance {
+        let (from, agent, task, seq, state): Notice =
+            match serde_json::from_str(notification.payload()) {
+                Ok(n) => n,
+                Err(e) => {
+                    tracing::warn!(error = %e, "ignoring a malformed task event notice");
+                    continue;
+                }
+            };
+        if *from == *instance {
             continue;
         }
-        let agents = hub.agents.lock().unwrap_or_else(|e| e.into_inner());
-        for (agent, task, seq, state) in payload.notices {
-            // Agents this process does not serve have no subscribers here.
-            if let Some(bus) = agents.get(agent) {
-                let state = TaskState::from_number(i64::from(state)).unwrap_or_default();
-                bus.publish(task, BusEvent::Appended { seq, state });
-            }
+        // Agents this process does not serve have no subscribers here.
+        if let Some(bus) = hub.agents().get(agent.as_str()) {
+            let state = TaskState::from_number(state).unwrap_or_default();
+            bus.publish(&task, BusEvent::Appended { seq, state });
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn payloads_stay_under_the_limit_and_keep_every_notice() {
-        let agent: Arc<str> = Arc::from("agent");
-        let notices: Vec<Notice> = (0..500)
-            .map(|i| (agent.clone(), format!("task-{i:0>40}"), i, 2))
-            .collect();
-        let out = payloads("me", &notices);
-        assert!(out.len() > 1);
-        let mut seen = 0;
-        for p in &out {
-            assert!(p.len() < 8000, "{}", p.len());
-            let parsed: Payload<'_> = serde_json::from_str(p).unwrap();
-            assert_eq!(parsed.from, "me");
-            for (a, t, seq, _) in parsed.notices {
-                assert_eq!(a, "agent");
-                assert_eq!(t, format!("task-{seq:0>40}"));
-                assert_eq!(seq, seen);
-                seen += 1;
-            }
-        }
-        assert_eq!(seen, 500);
     }
 }

@@ -73,6 +73,10 @@ pub enum SqlStoreError {
     /// The URL names no supported database.
     #[error("unsupported store URL {0:?} (expected sqlite:PATH or postgres://…)")]
     UnsupportedUrl(String),
+    /// A SQLite URL that names no file (`sqlite::memory:`): every connection opens the
+    /// file, and an in-memory database would be a different one for each.
+    #[error("store URL {0:?} names no SQLite file (use `memory` to keep tasks in memory)")]
+    SqliteWithoutFile(String),
     /// Connecting or migrating failed.
     #[error("cannot open the task store")]
     Database(#[from] sqlx::Error),
@@ -129,7 +133,13 @@ impl SqlTaskStore {
         let mut sqlite_path = None;
         let (dialect, url) = if let Some(path) = url.strip_prefix("sqlite:") {
             let path = path.trim_start_matches("//");
-            sqlite_path = path.split('?').next().map(str::to_owned);
+            let file = path.split('?').next().unwrap_or_default();
+            // Each connection (readers, the writer) opens the file: an in-memory database
+            // would be a different one per connection.
+            if file.is_empty() || file.contains(":memory:") || file.starts_with("file:") {
+                return Err(SqlStoreError::SqliteWithoutFile(url.to_owned()));
+            }
+            sqlite_path = Some(file.to_owned());
             let sep = if path.contains('?') { '&' } else { '?' };
             (Dialect::Sqlite, format!("sqlite://{path}{sep}mode=rwc"))
         } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {

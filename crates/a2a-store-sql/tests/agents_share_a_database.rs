@@ -40,3 +40,14 @@ async fn scopes_are_separate_and_survive_reopening() {
     assert_eq!(slow.list(&q).await.unwrap().total_size, 2);
     let _ = std::fs::remove_file(url.trim_start_matches("sqlite:"));
 }
+
+#[tokio::test]
+async fn a_sqlite_url_without_a_file_is_refused() {
+    for url in ["sqlite::memory:", "sqlite:", "sqlite:file:x.db?mode=memory"] {
+        let err = SqlTaskStore::connect(url).await.unwrap_err();
+        assert!(
+            matches!(err, a2a_store_sql::SqlStoreError::SqliteWithoutFile(_)),
+            "{url}: {err}"
+        );
+    }
+}

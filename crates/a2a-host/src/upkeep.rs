@@ -16,10 +16,10 @@ type Handlers = BTreeMap<String, Arc<RequestHandler>>;
 
 /// Every `leases.heartbeat`: beats for this process; recovers, through the agent's runtime
 /// (so that subscribers hear it), every SUBMITTED or WORKING task whose process has been
-/// silent for `leases.expiry` (re-run when the agent is safe to retry, else failed); cancels tasks waiting for input longer than
-/// `retention.idle_interrupted`; deletes finished tasks older than `retention.terminal`.
-/// Each step logs its own failure and the others still run. Runs until the returned task is
-/// aborted.
+/// silent for `leases.expiry` (re-run when the agent is safe to retry, else failed);
+/// cancels tasks waiting for input longer than `retention.idle_interrupted`; deletes
+/// finished tasks older than `retention.terminal`. Each step logs its own failure and the
+/// others still run. Runs until the returned task is aborted.
 pub fn keep_store(
     db: SqlTaskStore,
     handlers: Handlers,
@@ -81,7 +81,7 @@ async fn fail_abandoned(db: &SqlTaskStore, handlers: &Handlers, expiry: Duration
             ),
             Ok(_) => {}
             Err(e) => {
-                tracing::warn!(task_id = %t.task_id, error = %e, "could not fail an abandoned task")
+                tracing::warn!(task_id = %t.task_id, error = %e, "could not recover an abandoned task")
             }
         }
     }

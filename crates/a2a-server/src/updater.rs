@@ -240,12 +240,12 @@ impl TaskUpdater {
         f(&self.turn())
     }
 
-    /// Takes the direct reply, if any.
     /// The task's whole log, when this process wrote all of it (see `WriterState::log`).
     pub(crate) async fn written_log(&self) -> Option<Vec<Arc<TaskEventRecord>>> {
         self.inner.active.writer.lock().await.log.clone()
     }
 
+    /// Takes the direct reply, if any.
     pub(crate) fn take_reply(&self) -> Option<Message> {
         self.turn().reply.take()
     }

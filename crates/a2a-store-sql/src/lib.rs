@@ -109,6 +109,9 @@ impl std::fmt::Debug for Url {
     }
 }
 
+/// Set on every SQLite connection, the pool's and the writer's.
+pub(crate) const SQLITE_PRAGMAS: &str = "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=5000; PRAGMA cache_size=-16384;";
+
 pub(crate) fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
 }
@@ -151,22 +154,21 @@ impl SqlTaskStore {
             .acquire_timeout(Duration::from_secs(30))
             // No ping before each use: a broken connection fails its query, which is reported.
             .test_before_acquire(false);
-        // Writers keep their connection; readers share the rest of the pool.
-        let (writer_count, readers) = match dialect {
-            // SQLite has one writer at a time, with its own connection outside the pool
-            // (`writer/sqlite.rs`); WAL lets readers run beside it.
+        // PostgreSQL writers keep a connection of the pool; readers share the rest. SQLite
+        // has one writer, with its own connection outside the pool (`writer/sqlite.rs`);
+        // WAL lets readers run beside it.
+        let (writers, readers) = match dialect {
             Dialect::Sqlite => (0, 4),
             Dialect::Postgres => (4, 12),
         };
-        let options = options.max_connections(writer_count + readers);
+        let options = options.max_connections((writers + readers) as u32);
         let pool = match dialect {
             Dialect::Sqlite => {
                 options
                     .after_connect(|conn, _| {
                         Box::pin(async move {
                             use sqlx::Executor;
-                            conn.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=5000; PRAGMA cache_size=-16384;")
-                                .await?;
+                            conn.execute(SQLITE_PRAGMAS).await?;
                             Ok(())
                         })
                     })
@@ -177,14 +179,10 @@ impl SqlTaskStore {
         };
         schema::migrate(&pool, dialect).await?;
         let instance: Arc<str> = Arc::from(uuid::Uuid::new_v4().to_string());
-        let writers = writer::Writers::start(
-            &pool,
-            writer_count as usize,
-            dialect,
-            sqlite_path.as_deref(),
-            instance.clone(),
-        )
-        .await
+        let writers = match &sqlite_path {
+            Some(path) => writer::Writers::sqlite(path, instance.clone()),
+            None => writer::Writers::postgres(&pool, writers, instance.clone()).await,
+        }
         .map_err(SqlStoreError::Writer)?;
         Ok(Self {
             pool,

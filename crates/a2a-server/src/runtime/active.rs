@@ -62,6 +62,19 @@ pub(crate) struct ExecutionSlot {
     pub(crate) abort: AbortHandle,
 }
 
+impl ExecutionSlot {
+    /// Once canceled: waits up to `grace` for the execution to end, then aborts it.
+    pub(crate) async fn end_within(&self, grace: std::time::Duration) {
+        tokio::select! {
+            () = self.done.cancelled() => {}
+            () = tokio::time::sleep(grace) => {
+                tracing::warn!("aborting an execution that ignored its cancellation");
+                self.abort.abort();
+            }
+        }
+    }
+}
+
 /// What the writer knows about the task's log.
 #[derive(Debug, Default)]
 pub(crate) struct WriterState {

@@ -240,7 +240,7 @@ impl TaskRuntime {
     fn launch(
         &self,
         active: &ActiveRef,
-        mut ctx: RequestContext,
+        ctx: RequestContext,
         creates: bool,
     ) -> (ExecutionFuture, TaskUpdater) {
         let sh = &self.shared;
@@ -248,7 +248,6 @@ impl TaskRuntime {
         if sh.shutdown.is_cancelled() {
             cancel.cancel();
         }
-        ctx.cancellation = cancel.clone();
         let done = CancellationToken::new();
         let id = sh.next_execution.fetch_add(1, Ordering::Relaxed);
         let updater = TaskUpdater::new(
@@ -260,22 +259,21 @@ impl TaskRuntime {
             creates.then(|| ctx.message.clone()),
         );
         let (abort, registration) = AbortHandle::new_pair();
-        if sh.bus.spans_processes() {
-            watch_remote_cancel(
-                sh.bus.subscribe(&ctx.task_id),
-                ctx.task_id.clone(),
-                cancel.clone(),
-                done.clone(),
-                abort.clone(),
-                sh.config.cancel_grace,
-            );
-        }
-        active.slots().push(ExecutionSlot {
+        let slot = ExecutionSlot {
             id,
             cancel: cancel.clone(),
             done: done.clone(),
             abort,
-        });
+        };
+        if sh.bus.spans_processes() {
+            watch_remote_cancel(
+                sh.bus.subscribe(&ctx.task_id),
+                ctx.task_id.clone(),
+                slot.clone(),
+                sh.config.cancel_grace,
+            );
+        }
+        active.slots().push(slot);
         let guard = ExecutionGuard {
             active: active.clone(),
             id,
@@ -350,15 +348,7 @@ impl TaskRuntime {
         }
         let grace = sh.config.cancel_grace;
         for slot in slots {
-            tokio::spawn(async move {
-                tokio::select! {
-                    () = slot.done.cancelled() => {}
-                    () = tokio::time::sleep(grace) => {
-                        tracing::warn!("aborting an execution that ignored its cancellation");
-                        slot.abort.abort();
-                    }
-                }
-            });
+            tokio::spawn(async move { slot.end_within(grace).await });
         }
         let snap = self.snapshot(task_id, history_length).await?;
         Ok(snap.task)
@@ -399,11 +389,14 @@ impl TaskRuntime {
         task_id: &str,
         reason: &str,
     ) -> Result<Recovery, A2aError> {
-        if !self.shared.executor.safe_to_retry() {
-            return Ok(match self.fail_abandoned(task_id, reason).await? {
+        let fail = async {
+            Ok(match self.fail_abandoned(task_id, reason).await? {
                 true => Recovery::Failed,
                 false => Recovery::NotNeeded,
-            });
+            })
+        };
+        if !self.shared.executor.safe_to_retry() {
+            return fail.await;
         }
         let snap = self.snapshot(task_id, None).await?;
         let task = snap.task;
@@ -418,10 +411,7 @@ impl TaskRuntime {
             .cloned()
         else {
             // Nothing to re-run from.
-            return Ok(match self.fail_abandoned(task_id, reason).await? {
-                true => Recovery::Failed,
-                false => Recovery::NotNeeded,
-            });
+            return fail.await;
         };
         let active = self.active(task_id, true);
         if !active.slots().is_empty() {
@@ -587,15 +577,13 @@ pub(crate) fn terminal_task(task_id: &str, state: TaskState) -> A2aError {
 fn watch_remote_cancel(
     mut sub: BusSubscription,
     task_id: String,
-    cancel: CancellationToken,
-    done: CancellationToken,
-    abort: AbortHandle,
+    slot: ExecutionSlot,
     grace: Duration,
 ) {
     tokio::spawn(async move {
         loop {
             let event = tokio::select! {
-                () = done.cancelled() => return,
+                () = slot.done.cancelled() => return,
                 event = sub.recv() => event,
             };
             match event {
@@ -604,14 +592,8 @@ fn watch_remote_cancel(
                 Err(RecvError::Closed) => return,
             }
         }
-        cancel.cancel();
-        tokio::select! {
-            () = done.cancelled() => {}
-            () = tokio::time::sleep(grace) => {
-                tracing::warn!(task_id, "aborting an execution that ignored its cancellation");
-                abort.abort();
-            }
-        }
+        slot.cancel.cancel();
+        slot.end_within(grace).await;
         tracing::info!(
             task_id,
             "task ended by another process: its execution here stopped"

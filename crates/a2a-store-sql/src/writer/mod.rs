@@ -28,7 +28,7 @@ use a2a_types::TaskState;
 use sqlx::AnyPool;
 use tokio::sync::{mpsc, oneshot};
 
-use crate::{Dialect, codec, now_ms};
+use crate::{codec, now_ms};
 
 /// Most appends applied in one batch.
 const MAX_BATCH: usize = 256;
@@ -60,35 +60,35 @@ pub(crate) struct Writers {
 }
 
 impl Writers {
-    /// `count` writers on `pool`'s database (SQLite: one, on its own thread, with its own
-    /// connection to `sqlite_path`), recording `instance` as the owner of the tasks they write.
-    pub(crate) async fn start(
+    /// The SQLite writer: one, on its own thread, with its own connection to `path`,
+    /// recording `instance` as the owner of the tasks it writes.
+    pub(crate) fn sqlite(path: &str, instance: Arc<str>) -> Result<Self, DbError> {
+        let (tx, rx) = mpsc::channel(4 * MAX_BATCH);
+        sqlite::start(path, instance, rx)?;
+        Ok(Self::of(vec![tx]))
+    }
+
+    /// `count` PostgreSQL writers, each with a connection of `pool`.
+    pub(crate) async fn postgres(
         pool: &AnyPool,
         count: usize,
-        dialect: Dialect,
-        sqlite_path: Option<&str>,
         instance: Arc<str>,
     ) -> Result<Self, DbError> {
         let mut queues = Vec::with_capacity(count);
-        match (dialect, sqlite_path) {
-            (Dialect::Sqlite, Some(path)) => {
-                let (tx, rx) = mpsc::channel(4 * MAX_BATCH);
-                sqlite::start(path, instance, rx)?;
-                queues.push(tx);
-            }
-            _ => {
-                for _ in 0..count.max(1) {
-                    let conn = postgres::Conn::new(pool.acquire().await?).await?;
-                    let (tx, rx) = mpsc::channel(4 * MAX_BATCH);
-                    tokio::spawn(Writer::new(conn, instance.clone()).run(rx));
-                    queues.push(tx);
-                }
-            }
+        for _ in 0..count.max(1) {
+            let conn = postgres::Conn::new(pool.acquire().await?).await?;
+            let (tx, rx) = mpsc::channel(4 * MAX_BATCH);
+            tokio::spawn(Writer::new(conn, instance.clone()).run(rx));
+            queues.push(tx);
         }
-        Ok(Self {
+        Ok(Self::of(queues))
+    }
+
+    fn of(queues: Vec<mpsc::Sender<(Append, Reply)>>) -> Self {
+        Self {
             queues: queues.into(),
             hasher: foldhash::fast::FixedState::with_seed(0x5eed),
-        })
+        }
     }
 
     pub(crate) async fn append(&self, job: Append) -> Answer {

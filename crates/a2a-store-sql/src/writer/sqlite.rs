@@ -48,9 +48,7 @@ pub(super) fn start(
     rx: mpsc::Receiver<(Append, Reply)>,
 ) -> Result<(), DbError> {
     let conn = Connection::open(path)?;
-    conn.execute_batch(
-        "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=5000; PRAGMA cache_size=-16384;",
-    )?;
+    conn.execute_batch(crate::SQLITE_PRAGMAS)?;
     let runtime = tokio::runtime::Builder::new_current_thread().build()?;
     std::thread::Builder::new()
         .name("a2a-sqlite-writer".into())

@@ -14,25 +14,7 @@ use common::*;
 /// Starts a long `slow` task on `victim`, kills it, and follows the task from `survivor`
 /// (started by `survivor()` after the kill) until it fails.
 async fn abandoned_task_fails(victim: Server, survivor: impl FnOnce() -> Server) {
-    let slow = format!("{}/a2a/slow", victim.base);
-    let c = A2aClient::connect(&slow).await.unwrap();
-    let mut stream = c
-        .stream(a2a_types::SendMessageRequest::new(
-            a2a_types::Message::user_text("60"),
-        ))
-        .await
-        .unwrap();
-    // Wait until the agent is working and has sent its first artifact.
-    let mut task_id = None;
-    while let Some(ev) = stream.next().await {
-        let ev = ev.unwrap();
-        task_id = task_id.or(stream.task_id().map(str::to_owned));
-        if matches!(ev.response, StreamResponse::ArtifactUpdate(_)) {
-            break;
-        }
-    }
-    let task_id = task_id.expect("a task");
-    drop(stream);
+    let task_id = slow_task_working(&format!("{}/a2a/slow", victim.base), "60").await;
     drop(victim); // SIGKILL
 
     let survivor = survivor();

@@ -7,27 +7,14 @@ mod common;
 use std::time::Duration;
 
 use a2a_client::A2aClient;
-use a2a_types::{Message, SendMessageRequest, StreamResponse, TaskState};
+use a2a_types::{StreamResponse, TaskState};
 use common::*;
 
 /// Starts a 3-second `slow-retry` task on `victim`, kills it once the task is working, and
 /// follows the task from `survivor` (started after the kill) to its end.
 async fn abandoned_task_reruns(victim: Server, survivor: impl FnOnce() -> Server) {
-    let c = A2aClient::connect(&victim.base).await.unwrap();
-    let mut stream = c
-        .stream(SendMessageRequest::new(Message::user_text("3")))
-        .await
-        .unwrap();
-    let mut task_id = None;
-    while let Some(ev) = stream.next().await {
-        let ev = ev.unwrap();
-        task_id = task_id.or(stream.task_id().map(str::to_owned));
-        if matches!(ev.response, StreamResponse::ArtifactUpdate(_)) {
-            break; // the `progress` artifact: the agent now waits 3 s
-        }
-    }
-    let task_id = task_id.expect("a task");
-    drop(stream);
+    // The agent now waits 3 s after its `progress` artifact.
+    let task_id = slow_task_working(&victim.base, "3").await;
     drop(victim); // SIGKILL
 
     let survivor = survivor();

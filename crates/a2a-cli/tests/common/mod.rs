@@ -159,3 +159,24 @@ pub fn chat(url: &str, input: &[u8]) -> Output {
 pub async fn postgres_store() -> Option<String> {
     a2a_store_sql::test_util::postgres_schema_url().await
 }
+
+/// Sends `text` to the slow agent at `url` as a stream and returns the task's id once the
+/// agent sent its first (`progress`) artifact, i.e. is working and waiting. Only the
+/// stream is dropped: the task goes on.
+pub async fn slow_task_working(url: &str, text: &str) -> String {
+    use a2a_types::{Message, SendMessageRequest, StreamResponse};
+    let c = a2a_client::A2aClient::connect(url).await.unwrap();
+    let mut stream = c
+        .stream(SendMessageRequest::new(Message::user_text(text)))
+        .await
+        .unwrap();
+    let mut task_id = None;
+    while let Some(ev) = stream.next().await {
+        let ev = ev.unwrap();
+        task_id = task_id.or(stream.task_id().map(str::to_owned));
+        if matches!(ev.response, StreamResponse::ArtifactUpdate(_)) {
+            break;
+        }
+    }
+    task_id.expect("a task")
+}

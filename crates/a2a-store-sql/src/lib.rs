@@ -154,14 +154,14 @@ impl SqlTaskStore {
             .acquire_timeout(Duration::from_secs(30))
             // No ping before each use: a broken connection fails its query, which is reported.
             .test_before_acquire(false);
-        // PostgreSQL writers keep a connection of the pool; readers share the rest. SQLite
-        // has one writer, with its own connection outside the pool (`writer/sqlite.rs`);
-        // WAL lets readers run beside it.
+        // The pool is for readers. Writers have connections of their own: one on SQLite
+        // (`writer/sqlite.rs`; WAL lets readers run beside it), several on PostgreSQL
+        // (`writer/postgres.rs`).
         let (writers, readers) = match dialect {
-            Dialect::Sqlite => (0, 4),
+            Dialect::Sqlite => (1, 4),
             Dialect::Postgres => (4, 12),
         };
-        let options = options.max_connections((writers + readers) as u32);
+        let options = options.max_connections(readers);
         let pool = match dialect {
             Dialect::Sqlite => {
                 options
@@ -181,7 +181,7 @@ impl SqlTaskStore {
         let instance: Arc<str> = Arc::from(uuid::Uuid::new_v4().to_string());
         let writers = match &sqlite_path {
             Some(path) => writer::Writers::sqlite(path, instance.clone()),
-            None => writer::Writers::postgres(&pool, writers, instance.clone()).await,
+            None => writer::Writers::postgres(&url, writers, instance.clone()).await,
         }
         .map_err(SqlStoreError::Writer)?;
         Ok(Self {

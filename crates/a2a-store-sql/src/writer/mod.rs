@@ -5,8 +5,9 @@
 //!
 //! A batch costs a fixed number of statements, whatever its size: new task rows in one
 //! insert, sequence-checked updates of existing rows in one update, and the events of the
-//! rows written in one insert, each taking the batch as one JSON parameter (so the statement
-//! text, and its prepared form, never changes). An append that is refused (a stale sequence
+//! rows written in one insert, each taking the batch as parameters of a fixed shape (one JSON
+//! array on SQLite, typed column arrays on PostgreSQL), so the statement text, and its
+//! prepared form, never changes. An append that is refused (a stale sequence
 //! number, an existing id) writes nothing and does not undo the others. Each dialect runs
 //! that in the cheapest way it has (see `sqlite.rs` and `postgres.rs`).
 //!
@@ -25,7 +26,6 @@ use std::sync::Arc;
 
 use a2a_server::store::{StoreError, TaskEvent, TaskEventRecord, sort_millis, status_set_by};
 use a2a_types::TaskState;
-use sqlx::AnyPool;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::{codec, now_ms};
@@ -68,15 +68,15 @@ impl Writers {
         Ok(Self::of(vec![tx]))
     }
 
-    /// `count` PostgreSQL writers, each with a connection of `pool`.
+    /// `count` PostgreSQL writers, each with its own connection to `url`.
     pub(crate) async fn postgres(
-        pool: &AnyPool,
+        url: &str,
         count: usize,
         instance: Arc<str>,
     ) -> Result<Self, DbError> {
         let mut queues = Vec::with_capacity(count);
         for _ in 0..count.max(1) {
-            let conn = postgres::Conn::new(pool.acquire().await?).await?;
+            let conn = postgres::Conn::connect(url).await?;
             let (tx, rx) = mpsc::channel(4 * MAX_BATCH);
             tokio::spawn(Writer::new(conn, instance.clone()).run(rx));
             queues.push(tx);
@@ -115,10 +115,10 @@ pub(crate) struct Position {
 
 /// What a writer needs of its connection. Each method is one round trip at most.
 pub(crate) trait WriteConn: Send + 'static {
-    /// The positions of the tasks named in `keys` (a JSON array of `[agent, id]`).
+    /// The positions of the tasks named in `keys`.
     fn positions(
         &mut self,
-        keys: String,
+        keys: &[&Key],
     ) -> impl Future<Output = Result<Vec<(Key, Position)>, DbError>> + Send;
 
     /// Writes one round atomically: the new tasks of `round.creates`, the sequence-checked
@@ -374,8 +374,7 @@ impl<C: WriteConn> Writer<C> {
         for key in &unknown {
             self.positions.remove(*key);
         }
-        let keys: Vec<(&str, &str)> = unknown.iter().map(|k| (&*k.0, k.1.as_str())).collect();
-        for (key, position) in self.conn.positions(json(&keys)).await? {
+        for (key, position) in self.conn.positions(&unknown).await? {
             self.positions.insert(key, position);
         }
         Ok(())

@@ -74,7 +74,9 @@ fn keys(
 }
 
 impl WriteConn for Conn {
-    async fn positions(&mut self, keys: String) -> Result<Vec<(Key, Position)>, DbError> {
+    async fn positions(&mut self, keys: &[&Key]) -> Result<Vec<(Key, Position)>, DbError> {
+        let keys: Vec<(&str, &str)> = keys.iter().map(|k| (&*k.0, k.1.as_str())).collect();
+        let keys = super::json(&keys);
         let mut stmt = self.0.prepare_cached(POSITIONS)?;
         let rows = stmt.query_map([keys], |r| {
             let key = (Arc::from(r.get::<_, String>(0)?), r.get::<_, String>(1)?);

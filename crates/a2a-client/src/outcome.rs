@@ -350,8 +350,21 @@ impl A2aClient {
         req: SendMessageRequest,
         deadline: Duration,
     ) -> Result<Outcome, ClientError> {
+        self.run_with_listener_and_deadline(req, FollowToEnd, deadline)
+            .await
+    }
+
+    /// [`run_with_listener`](Self::run_with_listener) and
+    /// [`run_with_deadline`](Self::run_with_deadline) together: whichever stops first, the
+    /// listener or the deadline, the outcome carries the task id and what arrived.
+    pub async fn run_with_listener_and_deadline(
+        &self,
+        req: SendMessageRequest,
+        listener: impl StreamListener,
+        deadline: Duration,
+    ) -> Result<Outcome, ClientError> {
         let mut acc = TaskAccumulator::new();
-        match tokio::time::timeout(deadline, self.follow(req, FollowToEnd, &mut acc)).await {
+        match tokio::time::timeout(deadline, self.follow(req, listener, &mut acc)).await {
             Ok(outcome) => outcome,
             Err(_) => Ok(acc.stopped(StopReason::Deadline, None)),
         }

@@ -1,5 +1,6 @@
 //! The agent side: what an agent implements and what it is given.
 
+use std::future::Future;
 use std::sync::Arc;
 
 use a2a_types::{Message, SendMessageConfiguration, Task};
@@ -69,7 +70,23 @@ impl RequestContext {
     pub fn is_cancelled(&self) -> bool {
         self.cancellation.is_cancelled()
     }
+
+    /// Runs `work` unless the task is canceled first, in which case `work` is dropped and
+    /// the answer is [`Canceled`]: return it with `?`, and the runtime records the task
+    /// CANCELED.
+    pub async fn unless_canceled<F: Future>(&self, work: F) -> Result<F::Output, Canceled> {
+        tokio::select! {
+            biased;
+            () = self.cancellation.cancelled() => Err(Canceled),
+            out = work => Ok(out),
+        }
+    }
 }
+
+/// The task was canceled while the agent waited (see [`RequestContext::unless_canceled`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the task was canceled")]
+pub struct Canceled;
 
 /// What an executor gets when its task is canceled.
 #[derive(Debug, Clone)]
@@ -96,10 +113,11 @@ pub struct CancelContext {
 /// Returning without any of these fails the task with a reason; returning `Err` fails it with
 /// the error's text; a panic fails it too and never takes the server down.
 ///
-/// `cancel` is called by `CancelTask` after the request's cancellation token has fired. The
-/// default does nothing, and the runtime then marks the task canceled; an agent that must
-/// refuse returns `Err` (the caller gets `TaskNotCancelableError`). A running `execute` that
-/// ignores its token is aborted after a grace period.
+/// `cancel` is called by `CancelTask` first, before anything else happens to the task. The
+/// default does nothing; an agent that must refuse returns `Err` (the caller gets
+/// `TaskNotCancelableError`, and the task goes on). Once `cancel` agrees, the cancellation
+/// token of every running `execute` of the task fires and the runtime records the task
+/// canceled; a running `execute` that ignores its token is aborted after a grace period.
 #[async_trait]
 pub trait AgentExecutor: Send + Sync + 'static {
     /// Handles one message.

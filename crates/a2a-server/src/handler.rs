@@ -100,8 +100,9 @@ pub struct HandlerConfig {
     pub max_history_length: Option<usize>,
 }
 
-/// Handles the A2A operations of one agent.
-#[derive(Debug)]
+/// Handles the A2A operations of one agent. Cheap to clone: clones share the runtime and
+/// the cards.
+#[derive(Debug, Clone)]
 pub struct RequestHandler {
     runtime: TaskRuntime,
     card: Arc<AgentCard>,
@@ -112,7 +113,16 @@ pub struct RequestHandler {
 impl RequestHandler {
     /// A handler for the agent described by `card` (its capabilities and input modes are
     /// enforced) running on `runtime`.
-    pub fn new(runtime: TaskRuntime, card: AgentCard, config: HandlerConfig) -> Self {
+    ///
+    /// Capabilities the card leaves unset are filled in with what this server does: streaming
+    /// on, push notifications off, no extended card (until
+    /// [`with_extended_card`](Self::with_extended_card)). A capability the card sets is kept,
+    /// so an agent can still turn streaming off.
+    pub fn new(runtime: TaskRuntime, mut card: AgentCard, config: HandlerConfig) -> Self {
+        let caps = &mut card.capabilities;
+        caps.streaming.get_or_insert(true);
+        caps.push_notifications.get_or_insert(false);
+        caps.extended_agent_card.get_or_insert(false);
         Self {
             runtime,
             card: Arc::new(card),
@@ -121,9 +131,12 @@ impl RequestHandler {
         }
     }
 
-    /// Serves `card` to `GetExtendedAgentCard` (the public card must declare
-    /// `capabilities.extendedAgentCard`).
+    /// Serves `card` to `GetExtendedAgentCard`, and declares that in the public card's
+    /// `capabilities.extendedAgentCard`.
     pub fn with_extended_card(mut self, card: AgentCard) -> Self {
+        Arc::make_mut(&mut self.card)
+            .capabilities
+            .extended_agent_card = Some(true);
         self.extended_card = Some(Arc::new(card));
         self
     }

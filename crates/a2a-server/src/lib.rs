@@ -6,6 +6,7 @@
 //!   event log (through a [`TaskStore`]) and fans events out (through an [`EventBus`]);
 //!   enforces the task lifecycle and carries out cancellation.
 //! - [`RequestHandler`]: the protocol semantics of one agent, shared by every binding.
+//! - [`A2aServer`]: one agent served in a few lines, with graceful shutdown.
 //! - [`transport`]: JSON-RPC 2.0 (v1.0 and v0.3 methods on one endpoint), SSE streaming,
 //!   agent cards; [`router`] assembles them into an axum router and serves it.
 
@@ -15,12 +16,15 @@ mod handler;
 mod registry;
 pub mod router;
 mod runtime;
+mod server;
 pub mod store;
 pub mod transport;
 mod updater;
 
 pub use bus::{EventBus, InProcessBus};
-pub use executor::{AgentError, AgentExecutor, CallContext, CancelContext, RequestContext};
+pub use executor::{
+    AgentError, AgentExecutor, CallContext, CancelContext, Canceled, RequestContext,
+};
 pub use handler::{DEFAULT_PAGE_SIZE, HandlerConfig, RequestHandler, SendAnswer, TaskAnswer};
 pub use router::{
     ServeOptions, agent_routes, agent_rpc_routes, card_routes, serve, serve_with_drain, spawn_local,
@@ -28,11 +32,21 @@ pub use router::{
 pub use runtime::{
     Recovery, RuntimeConfig, StreamItem, StreamPayload, TaskEventStream, TaskRuntime,
 };
+pub use server::{A2aServer, LocalServer, shutdown_signal};
 pub use store::{InMemoryTaskStore, InMemoryTaskStoreConfig, TaskStore};
 pub use transport::card::CardCompat;
 pub use updater::{TaskUpdater, UpdaterError};
 
 pub use a2a_types as types;
+
+/// What an agent needs, in one import: `use a2a_server::prelude::*;`.
+pub mod prelude {
+    pub use crate::types::{AgentCard, AgentSkill, Artifact, Message, Part, TaskState};
+    pub use crate::{
+        A2aServer, AgentError, AgentExecutor, CancelContext, RequestContext, TaskUpdater,
+        async_trait,
+    };
+}
 /// The attribute agents implement [`AgentExecutor`] with, re-exported so that they need not
 /// depend on `async-trait` themselves: `#[a2a_server::async_trait]`.
 pub use async_trait::async_trait;

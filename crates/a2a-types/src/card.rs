@@ -101,6 +101,47 @@ pub struct AgentCard {
     pub icon_url: Option<String>,
 }
 
+impl AgentCard {
+    /// A card with a name and a description, version `1.0.0`, and `text/plain` as its
+    /// default input and output mode. The server that serves it fills in the interfaces and
+    /// the capabilities it does not set (see `a2a_server::RequestHandler::new`).
+    pub fn new(name: impl Into<String>, description: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            description: description.into(),
+            version: "1.0.0".to_owned(),
+            default_input_modes: vec!["text/plain".to_owned()],
+            default_output_modes: vec!["text/plain".to_owned()],
+            ..Self::default()
+        }
+    }
+
+    /// Sets the agent's version.
+    pub fn with_version(mut self, version: impl Into<String>) -> Self {
+        self.version = version.into();
+        self
+    }
+
+    /// Adds a skill.
+    pub fn with_skill(mut self, skill: AgentSkill) -> Self {
+        self.skills.push(skill);
+        self
+    }
+
+    /// Sets the provider.
+    pub fn with_provider(mut self, provider: AgentProvider) -> Self {
+        self.provider = Some(provider);
+        self
+    }
+
+    /// Sets the media types the agent accepts and produces by default.
+    pub fn with_default_modes(mut self, input: &[&str], output: &[&str]) -> Self {
+        self.default_input_modes = input.iter().map(|m| (*m).to_owned()).collect();
+        self.default_output_modes = output.iter().map(|m| (*m).to_owned()).collect();
+        self
+    }
+}
+
 /// One endpoint of an agent.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

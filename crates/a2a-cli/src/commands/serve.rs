@@ -266,8 +266,9 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
             .map(|idle| a2a_host::upkeep::expire_idle_in_memory(in_memory, idle)),
     };
     let handlers = host.handlers();
+    let runtimes: Vec<_> = handlers.iter().map(|h| h.runtime().clone()).collect();
     let on_signal = async move {
-        shutdown_signal().await;
+        a2a_server::shutdown_signal().await;
         eprintln!("a2a: shutting down: canceling running tasks, draining connections");
         // Running tasks end CANCELED, so open streams get a final event and close.
         for h in handlers {
@@ -276,6 +277,12 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     };
     let drain = std::time::Duration::from_secs_f64(args.drain_seconds.max(0.0));
     a2a_server::serve_with_drain(listener, host.router(), on_signal, drain).await?;
+    // Canceled executions get their grace period, then are aborted: wait for them, so that
+    // each task's last state is written before the process retires from the store.
+    for runtime in &runtimes {
+        runtime.shutdown();
+        runtime.stopped().await;
+    }
     if let Some(upkeep) = upkeep {
         upkeep.abort();
     }
@@ -286,27 +293,6 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         }
     }
     Ok(())
-}
-
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {}
-        () = term => {}
-    }
 }
 
 #[cfg(test)]

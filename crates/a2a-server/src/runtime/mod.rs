@@ -17,6 +17,7 @@ use futures::FutureExt;
 use futures::future::{AbortHandle, Abortable};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 pub use stream::{StreamItem, StreamPayload, TaskEventStream};
 
@@ -90,6 +91,8 @@ struct Shared {
     config: RuntimeConfig,
     next_execution: AtomicU64,
     shutdown: CancellationToken,
+    /// Every execution, wherever it is polled, so that shutdown can wait for them.
+    executions: TaskTracker,
 }
 
 impl std::fmt::Debug for dyn AgentExecutor {
@@ -127,6 +130,7 @@ impl TaskRuntime {
                 config,
                 next_execution: AtomicU64::new(1),
                 shutdown: CancellationToken::new(),
+                executions: TaskTracker::new(),
             }),
         }
     }
@@ -136,14 +140,27 @@ impl TaskRuntime {
         &self.shared.store
     }
 
-    /// Cancels every running execution (server shutdown); later ones start canceled.
+    /// Cancels every running execution (server shutdown); later ones start canceled. Each
+    /// has [`RuntimeConfig::cancel_grace`] to end, then it is aborted; a task whose agent
+    /// ends without a final state is recorded CANCELED, so its streams get a last event.
+    /// [`stopped`](Self::stopped) waits for all of them.
     pub fn shutdown(&self) {
         self.shared.shutdown.cancel();
+        let grace = self.shared.config.cancel_grace;
         for task in self.shared.active.values() {
             for slot in task.slots().iter() {
                 slot.cancel.cancel();
+                let slot = slot.clone();
+                tokio::spawn(async move { slot.end_within(grace).await });
             }
         }
+    }
+
+    /// Waits until no execution is running: after [`shutdown`](Self::shutdown), at most
+    /// about the cancel grace period.
+    pub async fn stopped(&self) {
+        self.shared.executions.close();
+        self.shared.executions.wait().await;
     }
 
     /// Number of tasks being written or executed on this replica.
@@ -268,6 +285,8 @@ impl TaskRuntime {
         if sh.bus.spans_processes() {
             watch_remote_cancel(
                 sh.bus.subscribe(&ctx.task_id),
+                sh.store.clone(),
+                active.clone(),
                 ctx.task_id.clone(),
                 slot.clone(),
                 sh.config.cancel_grace,
@@ -280,7 +299,8 @@ impl TaskRuntime {
             done,
         };
         let run = run_execution(sh.executor.clone(), ctx, updater.clone(), cancel, guard);
-        let fut: ExecutionFuture = Box::pin(Abortable::new(run, registration).map(|_| ()));
+        let run = Abortable::new(run, registration).map(|_| ());
+        let fut: ExecutionFuture = Box::pin(sh.executions.track_future(run));
         (fut, updater)
     }
 
@@ -574,8 +594,14 @@ pub(crate) fn terminal_task(task_id: &str, state: TaskState) -> A2aError {
 
 /// Stops an execution when another process ends its task (a cancel sent to another
 /// replica): fires its cancellation token, then aborts it if it ignores that for `grace`.
+///
+/// A subscription that lagged may have dropped the notice, so the store is asked then. A
+/// notice lost outright (a listener reconnecting) leaves the execution running until its
+/// next write, which the store refuses because the task moved on.
 fn watch_remote_cancel(
     mut sub: BusSubscription,
+    store: Arc<dyn TaskStore>,
+    active: ActiveRef,
     task_id: String,
     slot: ExecutionSlot,
     grace: Duration,
@@ -588,7 +614,17 @@ fn watch_remote_cancel(
             };
             match event {
                 Ok(BusEvent::Appended { state, .. }) if state.is_terminal() => break,
-                Ok(_) | Err(RecvError::Lagged(_)) => {}
+                Err(RecvError::Lagged(_)) => {
+                    let ended = matches!(
+                        store.get(&task_id, Some(0)).await,
+                        Ok(Some(snap)) if snap.task.status.state.is_terminal()
+                    );
+                    // A state this process wrote (or already saw) is not news from elsewhere.
+                    if ended && !active.writer.lock().await.state.is_terminal() {
+                        break;
+                    }
+                }
+                Ok(_) => {}
                 Err(RecvError::Closed) => return,
             }
         }

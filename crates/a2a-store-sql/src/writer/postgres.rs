@@ -108,7 +108,8 @@ impl<'a> Columns<'a> {
         for p in &round.creates {
             c.c_agent.push(&*p.key.0);
             c.c_id.push(p.key.1.as_str());
-            c.c_context.push(p.context_id.as_deref().unwrap_or_default());
+            c.c_context
+                .push(p.context_id.as_deref().unwrap_or_default());
             c.c_state.push(p.after.state.number().into());
             c.c_status_ms.push(p.status_ms.unwrap_or(0));
             c.c_seq.push(int(p.after.seq));

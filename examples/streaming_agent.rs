@@ -1,19 +1,18 @@
 //! A served streaming agent that honours cancel: `cargo run -p a2a-examples --example
 //! streaming_agent`, then `a2a stream localhost:3000 go` (or `examples/follow_stream.rs`).
-use std::time::Duration;
-
 use a2a_server::prelude::*;
 
-/// Counts down from 3, one number every half second, as chunks of one artifact.
-pub struct Countdown;
+const TICK: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// Counts down from 3, one number a tick, as chunks of one artifact.
+pub struct Ticker;
 
 #[async_trait]
-impl AgentExecutor for Countdown {
+impl AgentExecutor for Ticker {
     async fn execute(&self, ctx: RequestContext, task: TaskUpdater) -> Result<(), AgentError> {
         task.start_work(None).await?;
         for n in (1..=3).rev() {
-            ctx.unless_canceled(tokio::time::sleep(Duration::from_millis(500)))
-                .await?;
+            ctx.unless_canceled(tokio::time::sleep(TICK)).await?; // canceled: stop here
             task.append_artifact(Artifact::text("count", n.to_string()), n == 1)
                 .await?;
         }
@@ -23,8 +22,6 @@ impl AgentExecutor for Countdown {
 
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
-    let card = AgentCard::new("Countdown", "Counts down from 3, streaming each number");
-    A2aServer::new(Countdown, card)
-        .serve("127.0.0.1:3000")
-        .await
+    let card = AgentCard::new("Ticker", "Counts down from 3, streaming each number");
+    A2aServer::new(Ticker, card).serve("127.0.0.1:3000").await
 }

@@ -51,7 +51,7 @@ async fn within<T>(what: &str, fut: impl Future<Output = T>) -> anyhow::Result<T
 
 #[tokio::test]
 async fn countdown_streams_every_chunk_and_completes() -> anyhow::Result<()> {
-    let server = serve(streaming_agent::Countdown, "Countdown").await?;
+    let server = serve(streaming_agent::Ticker, "Ticker").await?;
     let client = A2aClient::connect(server.url()).await?;
     // The card says streaming without the agent having set it.
     assert!(client.supports_streaming(), "card: {:?}", client.card());
@@ -74,7 +74,7 @@ async fn countdown_streams_every_chunk_and_completes() -> anyhow::Result<()> {
 
 #[tokio::test]
 async fn countdown_stops_when_canceled() -> anyhow::Result<()> {
-    let server = serve(streaming_agent::Countdown, "Countdown").await?;
+    let server = serve(streaming_agent::Ticker, "Ticker").await?;
     let runtime = server.runtime().clone();
     let client = A2aClient::connect(server.url()).await?;
     let mut stream = client.stream(request("go")).await?;
@@ -120,7 +120,7 @@ async fn greeter_asks_then_completes_in_the_same_task() -> anyhow::Result<()> {
 
 #[tokio::test]
 async fn follow_reads_to_the_end_or_stops_at_its_deadline() -> anyhow::Result<()> {
-    let countdown = serve(streaming_agent::Countdown, "Countdown").await?;
+    let countdown = serve(streaming_agent::Ticker, "Ticker").await?;
     let outcome = follow_stream::follow(countdown.url(), "go", Duration::from_secs(30)).await?;
     let Outcome::Completed(task) = outcome else {
         anyhow::bail!("expected completed, got {outcome:?}");
@@ -149,7 +149,7 @@ async fn follow_reads_to_the_end_or_stops_at_its_deadline() -> anyhow::Result<()
 #[tokio::test]
 async fn relay_streams_the_upstream_answer_and_cancels_upstream_with_its_own() -> anyhow::Result<()>
 {
-    let upstream = serve(streaming_agent::Countdown, "Countdown").await?;
+    let upstream = serve(streaming_agent::Ticker, "Ticker").await?;
     let upstream_client = A2aClient::connect(upstream.url()).await?;
     let relay = serve(
         agent_calls_agent::Relay {

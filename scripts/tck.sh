@@ -7,7 +7,11 @@
 #        (CORE-CAP-002/003/004), against `a2a serve --agent conformance-bare`: the full agent
 #        declares those capabilities, so the first pass skips these tests;
 #   v0.3 (tag 0.3.0.beta4): the `mandatory` category, against
-#        `a2a serve --agent conformance --card-compat v0.3`.
+#        `a2a serve --agent conformance --card-compat v0.3`;
+#   v1.0's MUST requirements again on the other task stores: `--store memory`, and
+#        PostgreSQL when A2A_TEST_POSTGRES_URL is set (a fresh schema, dropped after;
+#        unset, that pass says it is skipped, and fails under CI=true).
+# The passes above run on the default store, SQLite (a fresh file each).
 # A MUST / mandatory failure fails the run; SHOULD and MAY results are printed.
 #
 # The TCK is not part of this repository; tell the script where it is:
@@ -55,7 +59,15 @@ if [ ! -x "$bin" ]; then
 fi
 
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; }
+pg="${A2A_TEST_POSTGRES_URL:-}"
+pg_schema="tck_$$"
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+  if [ -n "$pg" ]; then
+    wait 2>/dev/null
+    psql "$pg" -q -c "DROP SCHEMA IF EXISTS $pg_schema CASCADE" >/dev/null 2>&1
+  fi
+}
 trap cleanup EXIT
 
 # serve NAME ARGS... -> prints the base URL once the card answers.
@@ -64,7 +76,7 @@ serve() {
   local port
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
   rm -f "$logs/tasks-$name.db"*
-  "$bin" serve --port "$port" --store "sqlite:$logs/tasks-$name.db" "$@" >"$logs/server-$name.log" 2>&1 &
+  "$bin" serve --port "$port" --store "${SERVE_STORE:-sqlite:$logs/tasks-$name.db}" "$@" >"$logs/server-$name.log" 2>&1 &
   pids+=($!)
   for _ in $(seq 200); do
     if curl -sf -o /dev/null "http://127.0.0.1:$port/.well-known/agent-card.json"; then
@@ -178,6 +190,18 @@ suite() {
 suite v1.0 "--agent conformance" run_v10 all
 suite v1.0-capabilities "--agent conformance-bare" run_v10 mandatory -k "$CAPABILITY_TESTS"
 suite v0.3 "--agent conformance --card-compat v0.3" run_v03
+SERVE_STORE=memory suite v1.0-memory "--agent conformance" run_v10 mandatory
+if [ -n "$pg" ] && psql "$pg" -q -c "CREATE SCHEMA $pg_schema" >/dev/null; then
+  sep='?'; case "$pg" in *\?*) sep='&';; esac
+  SERVE_STORE="${pg}${sep}options=-c%20search_path%3D${pg_schema}" \
+    suite v1.0-postgres "--agent conformance" run_v10 mandatory
+elif [ "${CI:-}" = true ]; then
+  echo "tck: no PostgreSQL (A2A_TEST_POSTGRES_URL unset or unreachable): failing, since CI=true" >&2
+  status=2
+  total_f=$((total_f + 1))
+else
+  echo "== TCK v1.0-postgres: skipped (A2A_TEST_POSTGRES_URL is unset)"
+fi
 
 echo "tck: logs in $logs"
 echo "tck: $total_p passed, $total_f failed"

@@ -1,12 +1,49 @@
 //! Databases for tests (feature `test-util`): a new SQLite file or a new PostgreSQL schema per
-//! test, so tests run in parallel without sharing tables.
+//! test, so tests run in parallel without sharing tables. Tests do not clean up after
+//! themselves (a failing one leaves its data to look at); instead, each new database removes
+//! those left by tests that started more than an hour ago.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::SqlTaskStore;
 
+/// Test databases older than this are removed.
+const LEFT_OVER: Duration = Duration::from_secs(3600);
+
+fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
 /// The URL of a new SQLite file in the temporary directory.
 pub fn sqlite_url() -> String {
-    let path = std::env::temp_dir().join(format!("a2a-store-test-{}.db", uuid::Uuid::new_v4()));
+    let dir = std::env::temp_dir();
+    remove_old_sqlite_files(&dir);
+    let path = dir.join(format!("a2a-store-test-{}.db", uuid::Uuid::new_v4()));
     format!("sqlite:{}", path.display())
+}
+
+fn remove_old_sqlite_files(dir: &std::path::Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let old = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > LEFT_OVER);
+        if old
+            && entry
+                .file_name()
+                .to_string_lossy()
+                .starts_with("a2a-store-test-")
+        {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
 }
 
 /// A store on a new SQLite file.
@@ -35,10 +72,12 @@ pub fn postgres_url() -> Option<String> {
 pub async fn postgres_schema_url() -> Option<String> {
     use sqlx::Connection;
     let url = postgres_url()?;
-    let schema = format!("t_{}", uuid::Uuid::new_v4().simple());
+    // `t_{unix seconds}_{random}`: the age of a schema is in its name.
+    let schema = format!("t_{}_{}", now_secs(), uuid::Uuid::new_v4().simple());
     let mut conn = sqlx::PgConnection::connect(&url)
         .await
         .expect("connect to A2A_TEST_POSTGRES_URL");
+    drop_old_schemas(&mut conn).await;
     sqlx::query(&format!("CREATE SCHEMA {schema}"))
         .execute(&mut conn)
         .await
@@ -55,4 +94,30 @@ pub async fn postgres() -> Option<SqlTaskStore> {
             .await
             .expect("open PostgreSQL store"),
     )
+}
+
+/// Drops the test schemas made more than [`LEFT_OVER`] ago (and those of an older naming,
+/// without a time). Failures are ignored: another test may be dropping the same schema.
+async fn drop_old_schemas(conn: &mut sqlx::PgConnection) {
+    let Ok(names) = sqlx::query_scalar::<_, String>(
+        "SELECT nspname::text FROM pg_namespace WHERE nspname LIKE 't\\_%'",
+    )
+    .fetch_all(&mut *conn)
+    .await
+    else {
+        return;
+    };
+    let cutoff = now_secs().saturating_sub(LEFT_OVER.as_secs());
+    for name in names {
+        let made = name
+            .split('_')
+            .nth(1)
+            .and_then(|s| s.parse::<u64>().ok())
+            .filter(|_| name.split('_').count() == 3);
+        if made.is_none_or(|t| t < cutoff) {
+            let _ = sqlx::query(&format!("DROP SCHEMA IF EXISTS \"{name}\" CASCADE"))
+                .execute(&mut *conn)
+                .await;
+        }
+    }
 }

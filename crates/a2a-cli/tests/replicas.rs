@@ -14,11 +14,33 @@ use common::*;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_replica_follows_a_task_running_on_another() {
+    follow_across(RunsOn::First).await;
+}
+
+/// The replica started second knows of the first only because the first answers its hello
+/// (the first has written nothing since): without that, it would send the first no notices.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_first_replica_follows_a_task_running_on_one_started_after_it() {
+    follow_across(RunsOn::Second).await;
+}
+
+#[derive(PartialEq)]
+enum RunsOn {
+    First,
+    Second,
+}
+
+/// Starts two replicas; runs a task on one (A) and follows it from the other (B).
+async fn follow_across(runs_on: RunsOn) {
     let Some(url) = postgres_store().await else {
         return;
     };
-    let a = serve(&["--store", &url, "--store-poll", "0"]);
-    let b = serve(&["--store", &url, "--store-poll", "0"]);
+    let first = serve(&["--store", &url, "--store-poll", "0"]);
+    let second = serve(&["--store", &url, "--store-poll", "0"]);
+    let (a, b) = match runs_on {
+        RunsOn::First => (&first, &second),
+        RunsOn::Second => (&second, &first),
+    };
     let on_a = A2aClient::connect(&format!("{}/a2a/slow", a.base))
         .await
         .unwrap();

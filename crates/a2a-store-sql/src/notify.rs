@@ -1,7 +1,7 @@
 //! Events across processes on PostgreSQL: `LISTEN/NOTIFY` behind the `EventBus` trait.
 //!
 //! Every record a process appends is already committed when it is published; the bus then
-//! queues a notice (`[sender, agent, task, seq, state]`) for the `a2a_events` channel. The
+//! queues a notice (`[sender, agent, task, seq, state]`) for the channel of its schema (`a2a_events:{schema}`). The
 //! other processes hand it to the local subscribers of that task as [`BusEvent::Appended`]:
 //! streams read the new events from the store (in order, none twice), and a runtime running
 //! the task stops it when the state is terminal (a cancel sent to another replica).
@@ -11,10 +11,18 @@
 //! durability). PostgreSQL serializes the commits of transactions that notify, so notices
 //! never ride on the writers' transactions, which would then take turns.
 //!
+//! A process alone on its database sends no notices: nobody would read them but its own
+//! listener, and they cost the database a queue write and a wake-up per event. Each process
+//! says hello when it starts listening and answers the hello of a process new to it, so
+//! two processes know of each other as soon as the second starts, and from then on both
+//! send. (One that learns of a peer late, in the first milliseconds, misses notices that the
+//! store poll below makes up for.)
+//!
 //! `NOTIFY` is not durable: notices sent while a listener is reconnecting are lost. Streams
 //! therefore keep reading the store now and then while quiet (`RuntimeConfig::store_poll`).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
@@ -25,11 +33,28 @@ use sqlx::postgres::PgListener;
 use sqlx::{Any, AnyPool};
 use tokio::sync::mpsc;
 
-/// The channel every process listens on (and `writer/postgres.rs` notifies).
-const CHANNEL: &str = "a2a_events";
+/// The channel of the processes whose tables are in `schema`: `NOTIFY` reaches every session
+/// of the database, and deployments in different schemas of one database must not hear (nor
+/// pay for) each other's events. Channel names are identifiers (at most 63 bytes): a long
+/// schema name is replaced by a hash of it.
+fn channel(schema: &str) -> String {
+    let channel = format!("a2a_events:{schema}");
+    if channel.len() <= 63 {
+        return channel;
+    }
+    // FNV-1a: the same in every process, whatever its build.
+    let hash = schema.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    format!("a2a_events:{hash:016x}")
+}
 
-/// One notice: `[sender, agent, task, seq, state]` (owned: ids may hold escapes).
+/// One notice: `[sender, agent, task, seq, state]` (owned: ids may hold escapes). A hello
+/// has empty ids and the state [`HELLO`].
 type Notice = (String, String, String, u64, i64);
+
+/// The state number of a hello notice (no task state is negative).
+const HELLO: i64 = -1;
 
 /// The process's end of the channel: one listening connection and the in-process bus of
 /// each agent. Cheap to clone.
@@ -38,13 +63,21 @@ pub struct NotifyHub {
     inner: Arc<Hub>,
 }
 
-/// A queued notice: `(agent, task, seq, state)`.
-type Outgoing = (Arc<str>, String, u64, i32);
+/// A queued notice.
+#[derive(Debug)]
+enum Outgoing {
+    /// A record was appended: `(agent, task, seq, state)`.
+    Record(Arc<str>, String, u64, i32),
+    /// This process listens (sent at start, and in answer to a new process's hello).
+    Hello,
+}
 
 #[derive(Debug)]
 struct Hub {
     outbox: mpsc::UnboundedSender<Outgoing>,
     agents: Mutex<HashMap<Arc<str>, InProcessBus>>,
+    /// Another process listens on this database: records are worth notifying.
+    peers: AtomicBool,
 }
 
 impl Hub {
@@ -61,14 +94,20 @@ impl NotifyHub {
         pool: AnyPool,
         instance: Arc<str>,
     ) -> Result<Self, sqlx::Error> {
+        let schema: Vec<String> = sqlx::query_scalar("SELECT COALESCE(current_schema()::text, '')")
+            .fetch_all(&pool)
+            .await?;
+        let channel = channel(schema.first().map_or("", String::as_str));
         let mut listener = PgListener::connect(url).await?;
-        listener.listen(CHANNEL).await?;
+        listener.listen(&channel).await?;
         let (outbox, rx) = mpsc::unbounded_channel();
         let inner = Arc::new(Hub {
             outbox,
             agents: Mutex::new(HashMap::new()),
+            peers: AtomicBool::new(false),
         });
-        tokio::spawn(send(pool, instance.clone(), rx));
+        let _ = inner.outbox.send(Outgoing::Hello);
+        tokio::spawn(send(pool, channel, instance.clone(), rx));
         tokio::spawn(listen(listener, instance, Arc::downgrade(&inner)));
         Ok(Self { inner })
     }
@@ -100,9 +139,11 @@ pub struct NotifyBus {
 
 impl EventBus for NotifyBus {
     fn publish(&self, task_id: &str, event: BusEvent) {
-        if let BusEvent::Record(r) = &event {
+        if let BusEvent::Record(r) = &event
+            && self.hub.peers.load(Ordering::Relaxed)
+        {
             // Fails only once the sender stopped (the process is ending).
-            let _ = self.hub.outbox.send((
+            let _ = self.hub.outbox.send(Outgoing::Record(
                 self.agent.clone(),
                 task_id.to_owned(),
                 r.seq,
@@ -123,15 +164,26 @@ impl EventBus for NotifyBus {
 
 /// Sends the queued notices, all those queued meanwhile in one statement. A broken
 /// connection is replaced from `pool` at the next send.
-async fn send(pool: AnyPool, instance: Arc<str>, mut rx: mpsc::UnboundedReceiver<Outgoing>) {
+async fn send(
+    pool: AnyPool,
+    channel: String,
+    instance: Arc<str>,
+    mut rx: mpsc::UnboundedReceiver<Outgoing>,
+) {
     let mut conn = None;
     let mut queued = Vec::new();
     while rx.recv_many(&mut queued, 4096).await > 0 {
         let notices: Vec<_> = queued
             .drain(..)
-            .map(|(agent, task, seq, state)| (instance.clone(), agent, task, seq, state))
+            .map(|notice| match notice {
+                Outgoing::Record(agent, task, seq, state) => {
+                    (instance.clone(), agent, task, seq, i64::from(state))
+                }
+                Outgoing::Hello => (instance.clone(), Arc::from(""), String::new(), 0, HELLO),
+            })
             .collect();
-        if let Err(e) = send_once(&pool, &mut conn, crate::writer::json(&notices)).await {
+        let notices = crate::writer::json(&notices);
+        if let Err(e) = send_once(&pool, &mut conn, &channel, notices).await {
             conn = None;
             // Other processes' streams still read the store while quiet.
             tracing::warn!(error = %e, "could not notify other processes of task events");
@@ -142,6 +194,7 @@ async fn send(pool: AnyPool, instance: Arc<str>, mut rx: mpsc::UnboundedReceiver
 async fn send_once(
     pool: &AnyPool,
     conn: &mut Option<PoolConnection<Any>>,
+    channel: &str,
     notices: String,
 ) -> Result<(), sqlx::Error> {
     let conn = match conn {
@@ -155,17 +208,17 @@ async fn send_once(
             conn.insert(c)
         }
     };
-    sqlx::query(
-        "SELECT count(pg_notify('a2a_events', j::text)) FROM json_array_elements($1::json) AS j",
-    )
-    .bind(notices)
-    .fetch_all(&mut **conn)
-    .await?;
+    sqlx::query("SELECT count(pg_notify($2, j::text)) FROM json_array_elements($1::json) AS j")
+        .bind(notices)
+        .bind(channel)
+        .fetch_all(&mut **conn)
+        .await?;
     Ok(())
 }
 
 /// Hands the other processes' notices to local subscribers while the hub exists.
 async fn listen(mut listener: PgListener, instance: Arc<str>, hub: Weak<Hub>) {
+    let mut known = HashSet::new();
     loop {
         let received = listener.try_recv().await;
         let Some(hub) = hub.upgrade() else { return };
@@ -192,6 +245,14 @@ async fn listen(mut listener: PgListener, instance: Arc<str>, hub: Weak<Hub>) {
                 }
             };
         if *from == *instance {
+            continue;
+        }
+        hub.peers.store(true, Ordering::Relaxed);
+        if known.insert(from) {
+            // A process new to this one: make sure it knows of this one too.
+            let _ = hub.outbox.send(Outgoing::Hello);
+        }
+        if state == HELLO {
             continue;
         }
         // Agents this process does not serve have no subscribers here.

@@ -30,7 +30,7 @@ impl AgentExecutor for Complete {
 }
 
 async fn run(handler: Arc<RequestHandler>, n: usize) {
-    let call = Arc::new(CallContext::new("1.0"));
+    let call = Arc::new(CallContext::new(a2a_types::ProtocolVersion::V1));
     for _ in 0..n {
         let req = SendMessageRequest::new(Message::user_text("hello"));
         // Answer and serialize, as the JSON-RPC transport does.

@@ -67,10 +67,33 @@ pub trait EventBus: Send + Sync + std::fmt::Debug + 'static {
 #[derive(Debug)]
 pub struct BusSubscription {
     rx: broadcast::Receiver<BusEvent>,
-    _channel: Arc<Registered<broadcast::Sender<BusEvent>>>,
+    _guard: Guard,
+}
+
+/// What a subscription keeps alive until it is dropped.
+enum Guard {
+    /// The in-process bus's channel entry (removed with its last subscription).
+    Channel(#[allow(dead_code)] Arc<Registered<broadcast::Sender<BusEvent>>>),
+    /// Whatever another bus needs.
+    Other(#[allow(dead_code)] Box<dyn std::any::Any + Send + Sync>),
+}
+
+impl std::fmt::Debug for Guard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Guard")
+    }
 }
 
 impl BusSubscription {
+    /// A subscription fed by `rx`, for an [`EventBus`] outside this crate; `guard` is dropped
+    /// with it (to unregister the subscriber, say).
+    pub fn new(rx: broadcast::Receiver<BusEvent>, guard: impl Send + Sync + 'static) -> Self {
+        Self {
+            rx,
+            _guard: Guard::Other(Box::new(guard)),
+        }
+    }
+
     /// The next event.
     pub async fn recv(&mut self) -> Result<BusEvent, RecvError> {
         self.rx.recv().await.map_err(|e| match e {
@@ -124,7 +147,7 @@ impl EventBus for InProcessBus {
             .get_or_insert_with(task_id, || broadcast::channel(capacity).0);
         BusSubscription {
             rx: channel.subscribe(),
-            _channel: channel,
+            _guard: Guard::Channel(channel),
         }
     }
 }

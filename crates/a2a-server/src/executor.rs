@@ -3,7 +3,7 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use a2a_types::{Message, SendMessageConfiguration, Task};
+use a2a_types::{Message, ProtocolVersion, SendMessageConfiguration, Task};
 use async_trait::async_trait;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
@@ -17,19 +17,21 @@ pub type AgentError = Box<dyn std::error::Error + Send + Sync>;
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
 pub struct CallContext {
-    /// The protocol version the request used (`"1.0"` or `"0.3"`).
-    pub protocol_version: &'static str,
+    /// The protocol version the request used.
+    pub protocol_version: ProtocolVersion,
     /// Extensions requested with `A2A-Extensions`.
     pub extensions: Vec<String>,
     /// The tenant of the request.
     pub tenant: Option<String>,
     /// The HTTP request headers (for agents that need credentials or tracing headers).
     pub headers: http::HeaderMap,
+    /// Where a resumed subscription starts: after this event (SSE `Last-Event-ID`).
+    pub last_event_id: Option<u64>,
 }
 
 impl CallContext {
     /// A context for `protocol_version` with no headers.
-    pub fn new(protocol_version: &'static str) -> Self {
+    pub fn new(protocol_version: ProtocolVersion) -> Self {
         Self {
             protocol_version,
             ..Self::default()

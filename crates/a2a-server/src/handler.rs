@@ -162,10 +162,10 @@ impl RequestHandler {
         }
     }
 
-    /// Rejects calls that do not opt in to an extension the card marks as required.
-    /// Transports call it once per request, before dispatching (it applies to every method
-    /// but the extended card).
-    pub fn check_extensions(&self, call: &CallContext) -> Result<(), A2aError> {
+    /// The rules every operation but `GetExtendedAgentCard` applies before anything else,
+    /// whatever the binding: a call must opt in to each extension the card marks as
+    /// required.
+    fn admit(&self, call: &CallContext) -> Result<(), A2aError> {
         for ext in &self.card.capabilities.extensions {
             if ext.required && !call.extensions.iter().any(|e| e == &ext.uri) {
                 return Err(A2aError::ExtensionSupportRequired {
@@ -333,6 +333,7 @@ impl RequestHandler {
         req: SendMessageRequest,
         call: Arc<CallContext>,
     ) -> Result<SendAnswer, A2aError> {
+        self.admit(&call)?;
         let history = self.history_limit(req.history_length());
         let return_immediately = req.return_immediately();
         let start = self.prepare(req, call).await?;
@@ -373,6 +374,7 @@ impl RequestHandler {
         req: SendMessageRequest,
         call: Arc<CallContext>,
     ) -> Result<TaskEventStream, A2aError> {
+        self.admit(&call)?;
         self.check_streaming()?;
         let history = self.history_limit(req.history_length());
         let start = self.prepare(req, call).await?;
@@ -395,20 +397,34 @@ impl RequestHandler {
     }
 
     /// `GetTask`.
-    pub async fn get_task(&self, req: GetTaskRequest) -> Result<Task, A2aError> {
-        Ok(self.get_task_answer(req).await?.into_task())
+    pub async fn get_task(
+        &self,
+        req: GetTaskRequest,
+        call: &CallContext,
+    ) -> Result<Task, A2aError> {
+        Ok(self.get_task_answer(req, call).await?.into_task())
     }
 
     /// [`get_task`](Self::get_task), answering with a task the transport can serialize without
     /// copying it.
-    pub async fn get_task_answer(&self, req: GetTaskRequest) -> Result<TaskAnswer, A2aError> {
+    pub async fn get_task_answer(
+        &self,
+        req: GetTaskRequest,
+        call: &CallContext,
+    ) -> Result<TaskAnswer, A2aError> {
+        self.admit(call)?;
         req.validate()?;
         self.answer(&req.id, self.history_limit(req.history_length))
             .await
     }
 
     /// `ListTasks`.
-    pub async fn list_tasks(&self, req: ListTasksRequest) -> Result<ListTasksResponse, A2aError> {
+    pub async fn list_tasks(
+        &self,
+        req: ListTasksRequest,
+        call: &CallContext,
+    ) -> Result<ListTasksResponse, A2aError> {
+        self.admit(call)?;
         req.validate()?;
         let page_size = req.page_size.map_or(DEFAULT_PAGE_SIZE, |n| n as usize);
         let mut query = TaskQuery::default();
@@ -444,28 +460,34 @@ impl RequestHandler {
         req: CancelTaskRequest,
         call: Arc<CallContext>,
     ) -> Result<Task, A2aError> {
+        self.admit(&call)?;
         req.validate()?;
         self.runtime
             .cancel(&req.id, req.metadata, call, self.history_limit(None))
             .await
     }
 
-    /// `SubscribeToTask`; `last_event_id` (SSE `Last-Event-ID`) resumes after that event.
+    /// `SubscribeToTask`; the call's [`last_event_id`](CallContext::last_event_id) resumes
+    /// after that event.
     pub async fn subscribe_to_task(
         &self,
         req: SubscribeToTaskRequest,
-        last_event_id: Option<u64>,
+        call: &CallContext,
     ) -> Result<TaskEventStream, A2aError> {
+        self.admit(call)?;
         self.check_streaming()?;
         req.validate()?;
         self.runtime
-            .subscribe(&req.id, last_event_id, self.history_limit(None))
+            .subscribe(&req.id, call.last_event_id, self.history_limit(None))
             .await
     }
 
     /// The four push-notification config operations: this runtime does not deliver push
     /// notifications, so they answer as the spec requires for an undeclared capability.
-    pub fn push_config_operation(&self) -> A2aError {
+    pub fn push_config_operation(&self, call: &CallContext) -> A2aError {
+        if let Err(e) = self.admit(call) {
+            return e;
+        }
         if self.card.capabilities.push_notifications == Some(true) {
             A2aError::unsupported("push notification configs are not available on this server")
         } else {

@@ -301,7 +301,9 @@ impl TaskUpdater {
         let inner = &*self.inner;
         let mut w = inner.active.writer.lock().await;
         if !w.loaded {
-            w.load(&*inner.store, &inner.task_id).await?;
+            w.load(&*inner.store, &inner.task_id)
+                .await
+                .map_err(UpdaterError::Store)?;
         }
         if w.state.is_terminal() {
             return Err(UpdaterError::TaskClosed(w.state));
@@ -327,7 +329,8 @@ impl TaskUpdater {
             }
         };
         w.append(&*inner.store, &*inner.bus, &inner.task_id, batch)
-            .await?;
+            .await
+            .map_err(UpdaterError::Store)?;
         let ended = w.state.is_final();
         drop(w);
         {

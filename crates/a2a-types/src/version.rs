@@ -1,10 +1,12 @@
 //! The protocol versions this implementation speaks.
 
-/// An A2A protocol version (`Major.Minor`; patch numbers never matter).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// An A2A protocol version (`Major.Minor`; patch numbers never matter). The default is
+/// v1.0.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[non_exhaustive]
 pub enum ProtocolVersion {
     /// A2A v1.0 (PascalCase methods, ProtoJSON).
+    #[default]
     V1,
     /// A2A v0.3 (`message/send`, `kind` discriminators).
     V03,

@@ -9,7 +9,6 @@ use tokio_util::sync::CancellationToken;
 use crate::bus::{BusEvent, EventBus};
 use crate::registry::Registered;
 use crate::store::{StoreError, TaskEvent, TaskEventRecord, TaskStore};
-use crate::updater::UpdaterError;
 
 /// Most records a writer keeps of a task's log (see [`WriterState::log`]).
 const MAX_KEPT_LOG: usize = 64;
@@ -100,12 +99,11 @@ impl WriterState {
         &mut self,
         store: &dyn TaskStore,
         task_id: &str,
-    ) -> Result<(), UpdaterError> {
+    ) -> Result<(), StoreError> {
         let snap = store
             .get(task_id, Some(0))
-            .await
-            .map_err(UpdaterError::Store)?
-            .ok_or_else(|| UpdaterError::Store(StoreError::NotFound(task_id.to_owned())))?;
+            .await?
+            .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
         self.seq = snap.seq;
         self.state = snap.task.status.state;
         self.created = true;
@@ -121,7 +119,7 @@ impl WriterState {
         bus: &dyn EventBus,
         task_id: &str,
         events: Vec<TaskEvent>,
-    ) -> Result<Vec<Arc<TaskEventRecord>>, UpdaterError> {
+    ) -> Result<Vec<Arc<TaskEventRecord>>, StoreError> {
         let creating = !self.created;
         let records = match store.append(task_id, self.seq, events).await {
             Ok(r) => r,
@@ -129,9 +127,9 @@ impl WriterState {
                 // Another replica wrote; re-read so the next write starts from the truth.
                 self.log = None;
                 self.load(store, task_id).await?;
-                return Err(UpdaterError::Store(e));
+                return Err(e);
             }
-            Err(e) => return Err(UpdaterError::Store(e)),
+            Err(e) => return Err(e),
         };
         if creating && !store.lends_log() {
             self.log = Some(Vec::with_capacity(records.len() + 2));

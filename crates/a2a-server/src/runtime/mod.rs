@@ -444,7 +444,7 @@ impl TaskRuntime {
             task: Some(task),
             configuration: None,
             metadata: None,
-            call: Arc::new(CallContext::new("1.0")),
+            call: Arc::new(CallContext::new(a2a_types::ProtocolVersion::V1)),
             cancellation: CancellationToken::new(),
         };
         let (fut, updater) = self.launch(&active, ctx, false);

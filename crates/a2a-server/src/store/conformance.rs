@@ -250,6 +250,7 @@ pub async fn list(store: Arc<dyn TaskStore>) {
 /// (an async expression returning `Arc<dyn TaskStore>`). With `optional`, `$make` returns
 /// `Option<Arc<dyn TaskStore>>`, and `None` (a database that is not available, which `$make`
 /// reports) ends the test.
+#[cfg(feature = "test-util")]
 #[macro_export]
 macro_rules! task_store_conformance {
     (optional $make:expr) => {

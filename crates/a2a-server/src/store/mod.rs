@@ -6,6 +6,7 @@
 //! tasks. Appends carry the sequence number the writer last saw (`expected_seq`), so two
 //! writers can never silently overwrite each other.
 
+#[cfg(feature = "test-util")]
 pub mod conformance;
 mod memory;
 mod view;
@@ -148,7 +149,8 @@ pub enum StoreError {
 
 /// Durable storage of task logs and snapshots.
 ///
-/// Contract (checked by the shared conformance suite in `tests/store_conformance.rs`):
+/// Contract (checked by the shared conformance suite, `store::conformance` with the
+/// `test-util` feature; run it with `a2a_server::task_store_conformance!`):
 /// - `append` with `expected_seq == 0` creates the task; its first event must be
 ///   [`TaskEvent::Created`]; an existing task gives [`StoreError::AlreadyExists`].
 /// - `append` with `expected_seq > 0` succeeds only when the log's last sequence number is

@@ -19,6 +19,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
+use super::envelope::{error_body, success_body};
 use super::sse::sse_response;
 use super::version::{ProtocolVersion, negotiate_version};
 use crate::executor::CallContext;
@@ -55,63 +56,6 @@ impl JsonRpcEndpoint {
     pub fn new(handler: Arc<RequestHandler>, config: JsonRpcConfig) -> Self {
         Self { handler, config }
     }
-}
-
-#[derive(Serialize)]
-struct Success<'a, R> {
-    jsonrpc: &'static str,
-    id: Option<&'a RawValue>,
-    result: R,
-}
-
-#[derive(Serialize)]
-struct Failure<'a> {
-    jsonrpc: &'static str,
-    id: Option<&'a RawValue>,
-    error: a2a_types::jsonrpc::JsonRpcError,
-}
-
-/// A success response body.
-pub(crate) fn success_body<R: Serialize>(id: Option<&RawValue>, result: R) -> String {
-    // Most answers are a task of a few hundred bytes; start big enough to not regrow.
-    let mut out = Vec::with_capacity(1024);
-    match serde_json::to_writer(
-        &mut out,
-        &Success {
-            jsonrpc: "2.0",
-            id,
-            result,
-        },
-    ) {
-        // serde_json writes valid UTF-8.
-        Ok(()) => String::from_utf8(out).unwrap_or_default(),
-        Err(e) => {
-            tracing::error!(error = %e, "could not serialize a result");
-            error_body(
-                id,
-                &A2aError::internal("could not serialize the result"),
-                false,
-            )
-        }
-    }
-}
-
-/// An error response body; v0.3 errors speak v0.3 (no `data` array, v0.3 state names).
-pub(crate) fn error_body(id: Option<&RawValue>, err: &A2aError, v03: bool) -> String {
-    let error = if v03 {
-        v03::jsonrpc_error(err)
-    } else {
-        err.to_jsonrpc()
-    };
-    serde_json::to_string(&Failure {
-        jsonrpc: "2.0",
-        id,
-        error,
-    })
-    .unwrap_or_else(|_| {
-        r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}"#
-            .to_owned()
-    })
 }
 
 fn json_response(status: StatusCode, body: String) -> Response {
@@ -273,7 +217,11 @@ fn call_context(version: ProtocolVersion, headers: HeaderMap) -> Arc<CallContext
         .filter(|s| !s.is_empty())
         .map(String::from)
         .collect();
-    let mut call = CallContext::new(version.as_str());
+    let mut call = CallContext::new(version);
+    // v1.0's SubscribeToTask resumes after this event (v0.3's resubscribe never did).
+    if version == ProtocolVersion::V1 {
+        call.last_event_id = last_event_id(&headers);
+    }
     call.extensions = extensions;
     call.headers = headers;
     Arc::new(call)
@@ -367,9 +315,14 @@ pub async fn handle(State(ep): State<Arc<JsonRpcEndpoint>>, request: Request) ->
         };
         return fail(id, &err, false);
     }
-    let resume = last_event_id(&headers);
-    let call = call_context(ProtocolVersion::V1, headers);
-    dispatch_v1(&ep, id, method, env.params, call, resume).await
+    dispatch_v1(
+        &ep,
+        id,
+        method,
+        env.params,
+        call_context(ProtocolVersion::V1, headers),
+    )
+    .await
 }
 
 async fn dispatch_v1(
@@ -378,13 +331,9 @@ async fn dispatch_v1(
     method: &str,
     raw: Option<&RawValue>,
     call: Arc<CallContext>,
-    resume: Option<u64>,
 ) -> Response {
     let h = &*ep.handler;
     let result: Result<Response, A2aError> = async {
-        if method != method::GET_EXTENDED_AGENT_CARD {
-            h.check_extensions(&call)?;
-        }
         Ok(match method {
             method::SEND_MESSAGE => {
                 let req: SendMessageRequest = params(raw)?;
@@ -402,10 +351,14 @@ async fn dispatch_v1(
                     ep.config.keep_alive,
                 )
             }
-            method::GET_TASK => ok(id, h.get_task_answer(params::<GetTaskRequest>(raw)?).await?),
+            method::GET_TASK => ok(
+                id,
+                h.get_task_answer(params::<GetTaskRequest>(raw)?, &call)
+                    .await?,
+            ),
             method::LIST_TASKS => ok(
                 id,
-                Box::pin(h.list_tasks(optional_params::<ListTasksRequest>(raw)?)).await?,
+                Box::pin(h.list_tasks(optional_params::<ListTasksRequest>(raw)?, &call)).await?,
             ),
             method::CANCEL_TASK => ok(
                 id,
@@ -413,7 +366,7 @@ async fn dispatch_v1(
             ),
             method::SUBSCRIBE_TO_TASK => {
                 let req: SubscribeToTaskRequest = params(raw)?;
-                let events = Box::pin(h.subscribe_to_task(req, resume)).await?;
+                let events = Box::pin(h.subscribe_to_task(req, &call)).await?;
                 sse_response(
                     events,
                     id.map(ToOwned::to_owned),
@@ -423,15 +376,15 @@ async fn dispatch_v1(
             }
             method::CREATE_PUSH_CONFIG => {
                 params::<TaskPushNotificationConfig>(raw)?;
-                return Err(h.push_config_operation());
+                return Err(h.push_config_operation(&call));
             }
             method::GET_PUSH_CONFIG | method::DELETE_PUSH_CONFIG => {
                 params::<TaskPushNotificationConfigRequest>(raw)?;
-                return Err(h.push_config_operation());
+                return Err(h.push_config_operation(&call));
             }
             method::LIST_PUSH_CONFIGS => {
                 params::<ListTaskPushNotificationConfigsRequest>(raw)?;
-                return Err(h.push_config_operation());
+                return Err(h.push_config_operation(&call));
             }
             method::GET_EXTENDED_AGENT_CARD => ok(id, &*h.get_extended_agent_card()?),
             other => {
@@ -455,9 +408,6 @@ async fn dispatch_v03(
     use method::v03 as m;
     let h = &*ep.handler;
     let result: Result<Response, A2aError> = async {
-        if method != m::GET_AUTHENTICATED_EXTENDED_CARD {
-            h.check_extensions(&call)?;
-        }
         Ok(match method {
             m::MESSAGE_SEND => {
                 let req = SendMessageRequest::try_from(params::<v03::MessageSendParams>(raw)?)?;
@@ -478,7 +428,7 @@ async fn dispatch_v03(
                 let p: v03::TaskQueryParams = params(raw)?;
                 let mut req = GetTaskRequest::new(p.id);
                 req.history_length = p.history_length;
-                ok(id, v03::Task::from(&h.get_task(req).await?))
+                ok(id, v03::Task::from(&h.get_task(req, &call).await?))
             }
             m::TASKS_CANCEL => {
                 let p: v03::TaskIdParams = params(raw)?;
@@ -492,7 +442,7 @@ async fn dispatch_v03(
             m::TASKS_RESUBSCRIBE => {
                 let p: v03::TaskIdParams = params(raw)?;
                 let events = h
-                    .subscribe_to_task(SubscribeToTaskRequest::new(p.id), None)
+                    .subscribe_to_task(SubscribeToTaskRequest::new(p.id), &call)
                     .await?;
                 sse_response(
                     events,
@@ -505,7 +455,7 @@ async fn dispatch_v03(
             | m::PUSH_CONFIG_GET
             | m::PUSH_CONFIG_LIST
             | m::PUSH_CONFIG_DELETE => {
-                return Err(h.push_config_operation());
+                return Err(h.push_config_operation(&call));
             }
             m::GET_AUTHENTICATED_EXTENDED_CARD => {
                 let card = h.get_extended_agent_card()?;

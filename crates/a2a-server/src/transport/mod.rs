@@ -1,6 +1,7 @@
 //! Bindings: thin adapters between the wire and [`RequestHandler`](crate::RequestHandler).
 
 pub mod card;
+mod envelope;
 pub mod jsonrpc;
 mod sse;
 mod version;

@@ -9,7 +9,7 @@ use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
 use serde_json::value::RawValue;
 
-use super::jsonrpc::{error_body, success_body};
+use super::envelope::{error_body, success_body};
 use crate::runtime::TaskEventStream;
 
 /// Turns a task stream into an SSE response: one JSON-RPC response per `data:` line, the

@@ -1,0 +1,62 @@
+//! JSON-RPC 2.0 response bodies, shared by plain responses and SSE events.
+
+use a2a_types::{A2aError, v03};
+use serde::Serialize;
+use serde_json::value::RawValue;
+
+#[derive(Serialize)]
+struct Success<'a, R> {
+    jsonrpc: &'static str,
+    id: Option<&'a RawValue>,
+    result: R,
+}
+
+#[derive(Serialize)]
+struct Failure<'a> {
+    jsonrpc: &'static str,
+    id: Option<&'a RawValue>,
+    error: a2a_types::jsonrpc::JsonRpcError,
+}
+
+/// A success response body.
+pub(crate) fn success_body<R: Serialize>(id: Option<&RawValue>, result: R) -> String {
+    // Most answers are a task of a few hundred bytes; start big enough to not regrow.
+    let mut out = Vec::with_capacity(1024);
+    match serde_json::to_writer(
+        &mut out,
+        &Success {
+            jsonrpc: "2.0",
+            id,
+            result,
+        },
+    ) {
+        // serde_json writes valid UTF-8.
+        Ok(()) => String::from_utf8(out).unwrap_or_default(),
+        Err(e) => {
+            tracing::error!(error = %e, "could not serialize a result");
+            error_body(
+                id,
+                &A2aError::internal("could not serialize the result"),
+                false,
+            )
+        }
+    }
+}
+
+/// An error response body; v0.3 errors speak v0.3 (no `data` array, v0.3 state names).
+pub(crate) fn error_body(id: Option<&RawValue>, err: &A2aError, v03: bool) -> String {
+    let error = if v03 {
+        v03::jsonrpc_error(err)
+    } else {
+        err.to_jsonrpc()
+    };
+    serde_json::to_string(&Failure {
+        jsonrpc: "2.0",
+        id,
+        error,
+    })
+    .unwrap_or_else(|_| {
+        r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}"#
+            .to_owned()
+    })
+}

@@ -1,22 +1,18 @@
 //! [`A2aClient`]: one agent, all operations, both protocol versions.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use a2a_types::jsonrpc::{JsonRpcRequest, JsonRpcResponse, method};
-use a2a_types::v03;
 use a2a_types::{
-    A2aError, AgentCard, CancelTaskRequest, GetTaskRequest, ListTasksRequest, ListTasksResponse,
+    AgentCard, CancelTaskRequest, GetTaskRequest, ListTasksRequest, ListTasksResponse,
     SendMessageRequest, SendMessageResponse, SubscribeToTaskRequest, Task,
 };
-use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
-use serde::Serialize;
-use serde::de::DeserializeOwned;
+use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
 
 use crate::card::{self, ProtocolVersion};
 use crate::error::ClientError;
 use crate::stream::{StreamKind, TaskStream};
+use crate::transport::{EventSource, JsonRpcV1, JsonRpcV03, Transport};
 
 /// Builds an [`A2aClient`].
 #[derive(Debug, Clone, Default)]
@@ -115,18 +111,12 @@ impl ClientBuilder {
 
     fn build(self, http: reqwest::Client, card: AgentCard) -> Result<A2aClient, ClientError> {
         let (iface, version) = card::select_interface(&card, self.version)?;
-        Ok(A2aClient {
-            inner: Arc::new(Inner {
-                http,
-                endpoint: iface.url,
-                tenant: iface.tenant,
-                version,
-                card,
-                headers: self.headers,
-                timeout: self.timeout,
-                next_id: AtomicU64::new(1),
-            }),
-        })
+        let (url, headers, timeout) = (iface.url, self.headers, self.timeout);
+        let transport: Arc<dyn Transport> = match version {
+            ProtocolVersion::V03 => Arc::new(JsonRpcV03::new(http, url, headers, timeout)),
+            _ => Arc::new(JsonRpcV1::new(http, url, headers, timeout)),
+        };
+        Ok(A2aClient::with_transport(card, transport, iface.tenant))
     }
 
     /// Talks JSON-RPC to `endpoint` without reading a card (the agent is assumed to stream).
@@ -187,7 +177,7 @@ async fn fetch_card_as(
             return card::parse_card(json, &card_url);
         }
         if status != 404 {
-            return Err(status_error(card_url.as_str(), status, &bytes));
+            return Err(ClientError::status(card_url.as_str(), status, &bytes));
         }
         // Keep the first 404's explanation: the legacy path rarely says more.
         hint = hint.or_else(|| not_found_hint(&bytes));
@@ -228,20 +218,16 @@ fn not_found_hint(bytes: &[u8]) -> Option<String> {
 
 #[derive(Debug)]
 struct Inner {
-    http: reqwest::Client,
-    endpoint: String,
-    tenant: Option<String>,
-    version: ProtocolVersion,
     card: AgentCard,
-    headers: HeaderMap,
-    timeout: Option<Duration>,
-    next_id: AtomicU64,
+    transport: Arc<dyn Transport>,
+    tenant: Option<String>,
 }
 
 /// A client for one agent. Cheap to clone.
 ///
 /// Every call sends `A2A-Version` and the configured auth headers. v1.0 is used when the card
-/// offers it, v0.3 otherwise; the API is the same (v1.0 types) either way.
+/// offers it, v0.3 otherwise; the API is the same (v1.0 types) either way: the version and
+/// binding live in the [`Transport`].
 #[derive(Debug, Clone)]
 pub struct A2aClient {
     inner: Arc<Inner>,
@@ -258,19 +244,35 @@ impl A2aClient {
         Self::builder().connect(url).await
     }
 
+    /// A client for the agent `card` describes, over `transport` (for a binding of your own,
+    /// or one configured by hand); `tenant` is stamped on requests that carry none.
+    pub fn with_transport(
+        card: AgentCard,
+        transport: Arc<dyn Transport>,
+        tenant: Option<String>,
+    ) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                card,
+                transport,
+                tenant,
+            }),
+        }
+    }
+
     /// The agent card.
     pub fn card(&self) -> &AgentCard {
         &self.inner.card
     }
 
-    /// The JSON-RPC endpoint in use.
+    /// The endpoint in use.
     pub fn endpoint(&self) -> &str {
-        &self.inner.endpoint
+        self.inner.transport.endpoint()
     }
 
     /// The protocol version in use.
     pub fn protocol_version(&self) -> ProtocolVersion {
-        self.inner.version
+        self.inner.transport.protocol_version()
     }
 
     /// Whether the agent declares streaming.
@@ -278,118 +280,49 @@ impl A2aClient {
         self.inner.card.capabilities.streaming == Some(true)
     }
 
-    fn is_v03(&self) -> bool {
-        self.inner.version == ProtocolVersion::V03
-    }
-
-    fn request(&self, body: &impl Serialize) -> reqwest::RequestBuilder {
-        let inner = &*self.inner;
-        inner
-            .http
-            .post(&inner.endpoint)
-            .headers(inner.headers.clone())
-            .header(a2a_types::VERSION_HEADER, inner.version.as_str())
-            .header(CONTENT_TYPE, "application/json")
-            .json(body)
-    }
-
-    fn next_id(&self) -> u64 {
-        self.inner.next_id.fetch_add(1, Ordering::Relaxed)
-    }
-
-    /// One JSON-RPC call.
-    pub(crate) async fn call<P: Serialize, R: DeserializeOwned>(
-        &self,
-        method: &str,
-        params: &P,
-    ) -> Result<R, ClientError> {
-        let body = JsonRpcRequest::new(self.next_id(), method, params);
-        let mut req = self.request(&body).header(ACCEPT, "application/json");
-        if let Some(t) = self.inner.timeout {
-            req = req.timeout(t);
+    fn tenant(&self, tenant: &mut Option<String>) {
+        if tenant.is_none() {
+            tenant.clone_from(&self.inner.tenant);
         }
-        let url = &self.inner.endpoint;
-        let resp = req.send().await.map_err(|e| ClientError::http(url, e))?;
-        let status = resp.status();
-        let bytes = resp.bytes().await.map_err(|e| ClientError::http(url, e))?;
-        parse_response(url, status.as_u16(), &bytes)
-    }
-
-    /// A streaming JSON-RPC call.
-    pub(crate) async fn call_stream<P: Serialize>(
-        &self,
-        method: &str,
-        params: &P,
-        last_event_id: Option<&str>,
-    ) -> Result<reqwest::Response, ClientError> {
-        let body = JsonRpcRequest::new(self.next_id(), method, params);
-        let mut req = self
-            .request(&body)
-            .header(ACCEPT, "text/event-stream")
-            .header("Cache-Control", "no-store");
-        if let Some(id) = last_event_id {
-            req = req.header("Last-Event-ID", id);
-        }
-        let url = &self.inner.endpoint;
-        let resp = req.send().await.map_err(|e| ClientError::http(url, e))?;
-        let status = resp.status().as_u16();
-        let is_sse = resp
-            .headers()
-            .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.starts_with("text/event-stream"));
-        if is_sse && (200..300).contains(&status) {
-            return Ok(resp);
-        }
-        // Errors before the stream starts come back as plain JSON-RPC responses.
-        let bytes = resp.bytes().await.map_err(|e| ClientError::http(url, e))?;
-        match parse_response::<serde_json::Value>(url, status, &bytes) {
-            Err(e) => Err(e),
-            Ok(_) => Err(ClientError::InvalidResponse(
-                "expected an event stream".into(),
-            )),
-        }
-    }
-
-    fn with_tenant(&self, mut req: SendMessageRequest) -> SendMessageRequest {
-        if req.tenant.is_none() {
-            req.tenant.clone_from(&self.inner.tenant);
-        }
-        req
     }
 
     /// `SendMessage`: the agent's direct reply or the task (final unless
     /// `returnImmediately`).
-    pub async fn send(&self, req: SendMessageRequest) -> Result<SendMessageResponse, ClientError> {
-        let req = self.with_tenant(req);
-        if self.is_v03() {
-            let params = v03::MessageSendParams::from(&req);
-            let result: v03::SendMessageResult =
-                self.call(method::v03::MESSAGE_SEND, &params).await?;
-            return SendMessageResponse::try_from(result).map_err(invalid);
-        }
-        self.call(method::SEND_MESSAGE, &req).await
+    pub async fn send(
+        &self,
+        mut req: SendMessageRequest,
+    ) -> Result<SendMessageResponse, ClientError> {
+        self.tenant(&mut req.tenant);
+        self.inner.transport.send_message(req).await
     }
 
     /// `SendStreamingMessage`: the reply as a stream of events, ending after a terminal or
     /// interrupted state. Dropping the stream stops listening; it does **not** cancel the
     /// task (use [`cancel_task`](Self::cancel_task)).
-    pub async fn stream(&self, req: SendMessageRequest) -> Result<TaskStream, ClientError> {
+    pub async fn stream(&self, mut req: SendMessageRequest) -> Result<TaskStream, ClientError> {
         if !self.supports_streaming() {
             return Err(ClientError::Unsupported(
                 "streaming (capabilities.streaming is not true)".into(),
             ));
         }
-        let req = self.with_tenant(req);
-        let resp = if self.is_v03() {
-            let params = v03::MessageSendParams::from(&req);
-            self.call_stream(method::v03::MESSAGE_STREAM, &params, None)
-                .await?
-        } else {
-            self.call_stream(method::SEND_STREAMING_MESSAGE, &req, None)
-                .await?
-        };
-        Ok(TaskStream::new(self.clone(), resp, StreamKind::Send, None))
+        self.tenant(&mut req.tenant);
+        let events = self.inner.transport.send_streaming_message(req).await?;
+        Ok(self.task_stream(events, StreamKind::Send, None))
+    }
+
+    fn task_stream(
+        &self,
+        events: EventSource,
+        kind: StreamKind,
+        task_id: Option<String>,
+    ) -> TaskStream {
+        TaskStream::new(
+            self.inner.transport.clone(),
+            self.inner.tenant.clone(),
+            events,
+            kind,
+            task_id,
+        )
     }
 
     /// `GetTask`.
@@ -398,20 +331,12 @@ impl A2aClient {
         id: &str,
         history_length: Option<i32>,
     ) -> Result<Task, ClientError> {
-        if self.is_v03() {
-            let mut p = v03::TaskQueryParams::default();
-            p.id = id.to_owned();
-            p.history_length = history_length;
-            let t: v03::Task = self
-                .call(method::v03::TASKS_GET, &p)
-                .await
-                .map_err(|e| e.about_task(id))?;
-            return Task::try_from(t).map_err(invalid);
-        }
         let mut req = GetTaskRequest::new(id);
         req.history_length = history_length;
-        req.tenant.clone_from(&self.inner.tenant);
-        self.call(method::GET_TASK, &req)
+        self.tenant(&mut req.tenant);
+        self.inner
+            .transport
+            .get_task(req)
             .await
             .map_err(|e| e.about_task(id))
     }
@@ -421,31 +346,17 @@ impl A2aClient {
         &self,
         mut req: ListTasksRequest,
     ) -> Result<ListTasksResponse, ClientError> {
-        if self.is_v03() {
-            return Err(ClientError::Unsupported(
-                "ListTasks does not exist in A2A v0.3".into(),
-            ));
-        }
-        if req.tenant.is_none() {
-            req.tenant.clone_from(&self.inner.tenant);
-        }
-        self.call(method::LIST_TASKS, &req).await
+        self.tenant(&mut req.tenant);
+        self.inner.transport.list_tasks(req).await
     }
 
     /// `CancelTask`: asks the agent to stop the task; returns the task as the agent left it.
     pub async fn cancel_task(&self, id: &str) -> Result<Task, ClientError> {
-        if self.is_v03() {
-            let mut p = v03::TaskIdParams::default();
-            p.id = id.to_owned();
-            let t: v03::Task = self
-                .call(method::v03::TASKS_CANCEL, &p)
-                .await
-                .map_err(|e| e.about_task(id))?;
-            return Task::try_from(t).map_err(invalid);
-        }
         let mut req = CancelTaskRequest::new(id);
-        req.tenant.clone_from(&self.inner.tenant);
-        self.call(method::CANCEL_TASK, &req)
+        self.tenant(&mut req.tenant);
+        self.inner
+            .transport
+            .cancel_task(req)
             .await
             .map_err(|e| e.about_task(id))
     }
@@ -462,90 +373,19 @@ impl A2aClient {
         id: &str,
         last_event_id: Option<&str>,
     ) -> Result<TaskStream, ClientError> {
-        let resp = self.open_subscription(id, last_event_id).await?;
-        Ok(TaskStream::new(
-            self.clone(),
-            resp,
-            StreamKind::Subscribe,
-            Some(id.to_owned()),
-        ))
-    }
-
-    pub(crate) async fn open_subscription(
-        &self,
-        id: &str,
-        last_event_id: Option<&str>,
-    ) -> Result<reqwest::Response, ClientError> {
-        if self.is_v03() {
-            let mut p = v03::TaskIdParams::default();
-            p.id = id.to_owned();
-            return self
-                .call_stream(method::v03::TASKS_RESUBSCRIBE, &p, None)
-                .await
-                .map_err(|e| e.about_task(id));
-        }
         let mut req = SubscribeToTaskRequest::new(id);
-        req.tenant.clone_from(&self.inner.tenant);
-        self.call_stream(method::SUBSCRIBE_TO_TASK, &req, last_event_id)
+        self.tenant(&mut req.tenant);
+        let events = self
+            .inner
+            .transport
+            .subscribe_to_task(req, last_event_id)
             .await
-            .map_err(|e| e.about_task(id))
+            .map_err(|e| e.about_task(id))?;
+        Ok(self.task_stream(events, StreamKind::Subscribe, Some(id.to_owned())))
     }
 
     /// `GetExtendedAgentCard` (v0.3: `agent/getAuthenticatedExtendedCard`).
     pub async fn extended_card(&self) -> Result<AgentCard, ClientError> {
-        if self.is_v03() {
-            let card: v03::AgentCard = self
-                .call(
-                    method::v03::GET_AUTHENTICATED_EXTENDED_CARD,
-                    &serde_json::json!({}),
-                )
-                .await?;
-            return Ok(card.to_v1());
-        }
-        self.call(method::GET_EXTENDED_AGENT_CARD, &serde_json::json!({}))
-            .await
-    }
-}
-
-fn invalid(e: A2aError) -> ClientError {
-    ClientError::InvalidResponse(e.to_string())
-}
-
-/// Reads a JSON-RPC response body: the result, or the error as [`ClientError::Protocol`].
-pub(crate) fn parse_response<R: DeserializeOwned>(
-    url: &str,
-    status: u16,
-    bytes: &[u8],
-) -> Result<R, ClientError> {
-    match serde_json::from_slice::<JsonRpcResponse<R>>(bytes) {
-        Ok(JsonRpcResponse {
-            error: Some(err), ..
-        }) => Err(ClientError::from_jsonrpc(err)),
-        Ok(JsonRpcResponse {
-            result: Some(r), ..
-        }) if (200..300).contains(&status) => Ok(r),
-        Ok(_) if !(200..300).contains(&status) => Err(status_error(url, status, bytes)),
-        Ok(_) => Err(ClientError::InvalidResponse(
-            "response has neither result nor error".into(),
-        )),
-        Err(e) if (200..300).contains(&status) => {
-            // Distinguish a wrong result shape from a body that is not JSON-RPC at all.
-            match serde_json::from_slice::<JsonRpcResponse<serde_json::Value>>(bytes) {
-                Ok(_) => Err(ClientError::InvalidResponse(format!(
-                    "unexpected result: {e}"
-                ))),
-                Err(_) => Err(status_error(url, status, bytes)),
-            }
-        }
-        Err(_) => Err(status_error(url, status, bytes)),
-    }
-}
-
-fn status_error(url: &str, status: u16, bytes: &[u8]) -> ClientError {
-    let body = String::from_utf8_lossy(&bytes[..bytes.len().min(300)]).into_owned();
-    ClientError::Status {
-        url: url.to_owned(),
-        status,
-        body,
+        self.inner.transport.get_extended_agent_card().await
     }
 }

@@ -11,9 +11,9 @@ pub enum ClientError {
     Http {
         /// The URL.
         url: String,
-        /// The cause.
+        /// The cause (from the HTTP stack; its type is not part of this API).
         #[source]
-        source: reqwest::Error,
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
     /// The server answered with an unexpected HTTP status.
     #[error("{url} answered HTTP {status}: {body}")]
@@ -103,7 +103,17 @@ impl ClientError {
     pub(crate) fn http(url: &str, source: reqwest::Error) -> Self {
         Self::Http {
             url: url.to_owned(),
-            source,
+            source: Box::new(source),
+        }
+    }
+
+    /// An unexpected HTTP status, with the start of the body.
+    pub(crate) fn status(url: &str, status: u16, bytes: &[u8]) -> Self {
+        let body = String::from_utf8_lossy(&bytes[..bytes.len().min(300)]).into_owned();
+        Self::Status {
+            url: url.to_owned(),
+            status,
+            body,
         }
     }
 }

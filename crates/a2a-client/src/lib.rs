@@ -33,6 +33,7 @@ mod error;
 mod outcome;
 pub mod sse;
 mod stream;
+pub mod transport;
 
 pub use card::ProtocolVersion;
 pub use client::{A2aClient, ClientBuilder, fetch_card};

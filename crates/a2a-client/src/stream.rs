@@ -1,15 +1,13 @@
 //! [`TaskStream`]: the events of one task, read from SSE, resumed after dropped connections.
 
-use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
 
-use a2a_types::jsonrpc::JsonRpcResponse;
-use a2a_types::{StreamResponse, TaskState, v03};
+use a2a_types::{GetTaskRequest, StreamResponse, SubscribeToTaskRequest, TaskState};
 use futures::{Stream, StreamExt};
 
-use crate::client::A2aClient;
 use crate::error::ClientError;
-use crate::sse::{SseEvent, sse_stream};
+use crate::transport::{EventSource, Transport};
 
 /// One event of a task stream.
 #[derive(Debug, Clone)]
@@ -31,8 +29,6 @@ pub(crate) enum StreamKind {
     Subscribe,
 }
 
-type SseBody = Pin<Box<dyn Stream<Item = Result<SseEvent, reqwest::Error>> + Send>>;
-
 const RESUME_ATTEMPTS: u32 = 3;
 
 /// The events of a streamed send or a subscription, until a terminal or interrupted state.
@@ -42,8 +38,9 @@ const RESUME_ATTEMPTS: u32 = 3;
 /// state is fetched and delivered as a last task event. Dropping a `TaskStream` only stops
 /// listening: the task keeps running on the agent.
 pub struct TaskStream {
-    client: A2aClient,
-    body: SseBody,
+    transport: Arc<dyn Transport>,
+    tenant: Option<String>,
+    events: EventSource,
     kind: StreamKind,
     task_id: Option<String>,
     last_id: Option<String>,
@@ -62,31 +59,18 @@ impl std::fmt::Debug for TaskStream {
     }
 }
 
-/// The `result` of one JSON-RPC response frame, or its error.
-fn decode_result<R: serde::de::DeserializeOwned>(data: &str) -> Result<R, ClientError> {
-    let r: JsonRpcResponse<R> = serde_json::from_str(data)
-        .map_err(|e| ClientError::InvalidResponse(format!("stream event: {e}")))?;
-    if let Some(err) = r.error {
-        return Err(ClientError::from_jsonrpc(err));
-    }
-    r.result
-        .ok_or_else(|| ClientError::InvalidResponse("empty stream event".into()))
-}
-
-fn body(resp: reqwest::Response) -> SseBody {
-    Box::pin(sse_stream(resp.bytes_stream()))
-}
-
 impl TaskStream {
     pub(crate) fn new(
-        client: A2aClient,
-        resp: reqwest::Response,
+        transport: Arc<dyn Transport>,
+        tenant: Option<String>,
+        events: EventSource,
         kind: StreamKind,
         task_id: Option<String>,
     ) -> Self {
         Self {
-            client,
-            body: body(resp),
+            transport,
+            tenant,
+            events,
             kind,
             task_id,
             last_id: None,
@@ -106,20 +90,10 @@ impl TaskStream {
         self.last_id.as_deref()
     }
 
-    fn decode(&self, data: &str) -> Result<(StreamResponse, bool), ClientError> {
-        if self.client.protocol_version() == crate::ProtocolVersion::V03 {
-            decode_result::<v03::StreamEvent>(data)?
-                .into_v1()
-                .map_err(|e| ClientError::InvalidResponse(e.to_string()))
-        } else {
-            Ok((decode_result::<StreamResponse>(data)?, false))
-        }
-    }
-
-    fn is_final(&self, ev: &StreamResponse, v03_final: bool) -> bool {
+    fn is_final(&self, ev: &StreamResponse, marked_final: bool) -> bool {
         match ev {
             StreamResponse::Message(_) => true,
-            StreamResponse::StatusUpdate(s) => v03_final || s.status.state.is_final(),
+            StreamResponse::StatusUpdate(s) => marked_final || s.status.state.is_final(),
             StreamResponse::ArtifactUpdate(_) => false,
             StreamResponse::Task(t) => {
                 let s = t.status.state;
@@ -136,19 +110,10 @@ impl TaskStream {
             if self.done {
                 return None;
             }
-            match self.body.next().await {
-                Some(Ok(sse)) => {
-                    if sse.data.trim().is_empty() {
-                        continue;
-                    }
-                    let (response, v03_final) = match self.decode(&sse.data) {
-                        Ok(x) => x,
-                        Err(e) => {
-                            self.done = true;
-                            return Some(Err(e));
-                        }
-                    };
-                    if let Some(id) = &sse.id {
+            match self.events.next().await {
+                Some(Ok(event)) => {
+                    let response = event.response;
+                    if let Some(id) = &event.id {
                         self.last_id = Some(id.clone());
                     }
                     if self.task_id.is_none() {
@@ -157,25 +122,28 @@ impl TaskStream {
                             other => other.task_id().map(str::to_owned),
                         };
                     }
-                    let is_final = self.is_final(&response, v03_final);
+                    let is_final = self.is_final(&response, event.marked_final);
                     self.first = false;
                     self.done = is_final;
                     return Some(Ok(StreamEvent {
-                        id: sse.id,
+                        id: event.id,
                         response,
                         is_final,
                     }));
                 }
-                Some(Err(e)) => {
-                    let err = ClientError::http(self.client.endpoint(), e);
-                    match self.resume().await {
-                        Some(Ok(Some(ev))) => return Some(Ok(ev)),
-                        Some(Ok(None)) => continue,
-                        Some(Err(_)) | None => {
-                            self.done = true;
-                            return Some(Err(err));
-                        }
+                // The connection failed: resume where it stopped.
+                Some(Err(err @ ClientError::Http { .. })) => match self.resume().await {
+                    Some(Ok(Some(ev))) => return Some(Ok(ev)),
+                    Some(Ok(None)) => continue,
+                    Some(Err(_)) | None => {
+                        self.done = true;
+                        return Some(Err(err));
                     }
+                },
+                // An event that could not be read: the stream cannot be trusted further.
+                Some(Err(e)) => {
+                    self.done = true;
+                    return Some(Err(e));
                 }
                 None => match self.resume().await {
                     Some(Ok(Some(ev))) => return Some(Ok(ev)),
@@ -206,14 +174,16 @@ impl TaskStream {
         if attempt > 0 {
             tokio::time::sleep(Duration::from_millis(200 * u64::from(attempt))).await;
         }
+        let mut req = SubscribeToTaskRequest::new(task_id.as_str());
+        req.tenant.clone_from(&self.tenant);
         match self
-            .client
-            .open_subscription(&task_id, self.last_id.as_deref())
+            .transport
+            .subscribe_to_task(req, self.last_id.as_deref())
             .await
         {
-            Ok(resp) => {
+            Ok(events) => {
                 tracing::debug!(task_id, last_id = ?self.last_id, "stream resumed");
-                self.body = body(resp);
+                self.events = events;
                 // A resubscription without a cursor starts with the current task.
                 self.kind = StreamKind::Subscribe;
                 self.first = self.last_id.is_none();
@@ -221,7 +191,9 @@ impl TaskStream {
             }
             Err(ClientError::Protocol { .. }) => {
                 // Terminal tasks cannot be subscribed to: fetch the final state instead.
-                match self.client.get_task(&task_id, None).await {
+                let mut req = GetTaskRequest::new(task_id.as_str());
+                req.tenant.clone_from(&self.tenant);
+                match self.transport.get_task(req).await {
                     Ok(task) => {
                         let is_final = task.status.state.is_final()
                             || task.status.state == TaskState::Unspecified;

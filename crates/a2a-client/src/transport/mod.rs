@@ -1,0 +1,90 @@
+//! [`Transport`]: how requests reach an agent, one implementation per binding and protocol
+//! version. [`A2aClient`](crate::A2aClient) speaks v1.0 types to a transport and adds what
+//! does not depend on the wire (tenants, outcomes, stream resumption); the transport encodes,
+//! sends and decodes.
+//!
+//! Implemented: JSON-RPC 2.0 in v1.0 ([`JsonRpcV1`]) and v0.3 ([`JsonRpcV03`]).
+
+mod jsonrpc;
+
+use std::pin::Pin;
+
+use a2a_types::{
+    AgentCard, CancelTaskRequest, GetTaskRequest, ListTasksRequest, ListTasksResponse,
+    ProtocolVersion, SendMessageRequest, SendMessageResponse, StreamResponse,
+    SubscribeToTaskRequest, Task,
+};
+use futures::Stream;
+
+pub use jsonrpc::{JsonRpcV1, JsonRpcV03};
+
+use crate::error::ClientError;
+
+/// One event as a transport decoded it.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct WireEvent {
+    /// The event id the server gave it (its log position), for resuming.
+    pub id: Option<String>,
+    /// The event, in v1.0 types.
+    pub response: StreamResponse,
+    /// The binding itself marked the event as the last one (v0.3's `final`).
+    pub marked_final: bool,
+}
+
+impl WireEvent {
+    /// An event.
+    pub fn new(id: Option<String>, response: StreamResponse, marked_final: bool) -> Self {
+        Self {
+            id,
+            response,
+            marked_final,
+        }
+    }
+}
+
+/// The events of one streaming call, as they arrive. A connection that fails yields a
+/// [`ClientError::Http`] (the client then resumes the stream); any other error ends it.
+pub type EventSource = Pin<Box<dyn Stream<Item = Result<WireEvent, ClientError>> + Send>>;
+
+/// One binding of one protocol version. Requests and answers are v1.0 types whatever the
+/// wire speaks; an operation the wire does not have answers [`ClientError::Unsupported`].
+#[async_trait::async_trait]
+pub trait Transport: Send + Sync + std::fmt::Debug + 'static {
+    /// The protocol version spoken.
+    fn protocol_version(&self) -> ProtocolVersion;
+
+    /// Where requests go.
+    fn endpoint(&self) -> &str;
+
+    /// `SendMessage`.
+    async fn send_message(
+        &self,
+        req: SendMessageRequest,
+    ) -> Result<SendMessageResponse, ClientError>;
+
+    /// `SendStreamingMessage`.
+    async fn send_streaming_message(
+        &self,
+        req: SendMessageRequest,
+    ) -> Result<EventSource, ClientError>;
+
+    /// `GetTask`.
+    async fn get_task(&self, req: GetTaskRequest) -> Result<Task, ClientError>;
+
+    /// `ListTasks`.
+    async fn list_tasks(&self, req: ListTasksRequest) -> Result<ListTasksResponse, ClientError>;
+
+    /// `CancelTask`.
+    async fn cancel_task(&self, req: CancelTaskRequest) -> Result<Task, ClientError>;
+
+    /// `SubscribeToTask`, resuming after `last_event_id` where the wire can.
+    async fn subscribe_to_task(
+        &self,
+        req: SubscribeToTaskRequest,
+        last_event_id: Option<&str>,
+    ) -> Result<EventSource, ClientError>;
+
+    /// `GetExtendedAgentCard`.
+    async fn get_extended_agent_card(&self) -> Result<AgentCard, ClientError>;
+}

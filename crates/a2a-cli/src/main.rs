@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 // glibc's allocator showed up as a quarter of the server's CPU time under load (arena
 // contention and page churn); jemalloc keeps allocation per-thread and memory flat.
 #[global_allocator]
+#[cfg(feature = "jemalloc")]
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 /// Agent2Agent (A2A) protocol tool: host agents and talk to any A2A agent.

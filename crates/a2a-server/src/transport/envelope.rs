@@ -1,6 +1,6 @@
 //! JSON-RPC 2.0 response bodies, shared by plain responses and SSE events.
 
-use a2a_types::{A2aError, v03};
+use a2a_types::{A2aError, ProtocolVersion, v03};
 use serde::Serialize;
 use serde_json::value::RawValue;
 
@@ -37,15 +37,19 @@ pub(crate) fn success_body<R: Serialize>(id: Option<&RawValue>, result: R) -> St
             error_body(
                 id,
                 &A2aError::internal("could not serialize the result"),
-                false,
+                ProtocolVersion::V1,
             )
         }
     }
 }
 
-/// An error response body; v0.3 errors speak v0.3 (no `data` array, v0.3 state names).
-pub(crate) fn error_body(id: Option<&RawValue>, err: &A2aError, v03: bool) -> String {
-    let error = if v03 {
+/// An error response body in `version`'s terms (v0.3: no `data` array, v0.3 state names).
+pub(crate) fn error_body(
+    id: Option<&RawValue>,
+    err: &A2aError,
+    version: ProtocolVersion,
+) -> String {
+    let error = if version == ProtocolVersion::V03 {
         v03::jsonrpc_error(err)
     } else {
         err.to_jsonrpc()

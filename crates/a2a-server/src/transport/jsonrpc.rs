@@ -71,9 +71,9 @@ fn ok<R: Serialize>(id: Option<&RawValue>, result: R) -> Response {
     json_response(StatusCode::OK, success_body(id, result))
 }
 
-fn fail(id: Option<&RawValue>, err: &A2aError, v03: bool) -> Response {
+fn fail(id: Option<&RawValue>, err: &A2aError, version: ProtocolVersion) -> Response {
     // JSON-RPC errors travel in a 200 response, like every JSON-RPC peer expects.
-    json_response(StatusCode::OK, error_body(id, err, v03))
+    json_response(StatusCode::OK, error_body(id, err, version))
 }
 
 #[derive(Deserialize)]
@@ -257,14 +257,17 @@ pub async fn handle(State(ep): State<Arc<JsonRpcEndpoint>>, request: Request) ->
         let err = A2aError::InvalidRequest {
             detail: format!("request body exceeds the limit of {limit} bytes"),
         };
-        json_response(StatusCode::PAYLOAD_TOO_LARGE, error_body(None, &err, false))
+        json_response(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            error_body(None, &err, ProtocolVersion::V1),
+        )
     };
     // The media type decides how the body is read, so it is checked before the body is.
     if let Some(media_type) = unsupported_content_type(&headers) {
         let err = A2aError::ContentTypeNotSupported { media_type };
         return json_response(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            error_body(None, &err, false),
+            error_body(None, &err, ProtocolVersion::V1),
         );
     }
     let declared = headers
@@ -290,21 +293,29 @@ pub async fn handle(State(ep): State<Arc<JsonRpcEndpoint>>, request: Request) ->
             let err = A2aError::InvalidRequest {
                 detail: "could not read the request body".into(),
             };
-            return json_response(StatusCode::BAD_REQUEST, error_body(None, &err, false));
+            return json_response(
+                StatusCode::BAD_REQUEST,
+                error_body(None, &err, ProtocolVersion::V1),
+            );
         }
     };
     let env = match parse_envelope(&bytes) {
         Ok(env) => env,
-        Err(e) => return fail(e.id, &e.error, false),
+        Err(e) => return fail(e.id, &e.error, ProtocolVersion::V1),
     };
     let id = env.id;
     let method = env.method.as_deref().unwrap_or_default();
-    let legacy = method.contains('/');
+    // v0.3 methods have slashes (`message/send`); v1.0's are PascalCase.
+    let wire = if method.contains('/') {
+        ProtocolVersion::V03
+    } else {
+        ProtocolVersion::V1
+    };
     let version = match negotiate_version(&headers, uri.query()) {
         Ok(v) => v,
-        Err(e) => return fail(id, &e, legacy),
+        Err(e) => return fail(id, &e, wire),
     };
-    if legacy {
+    if wire == ProtocolVersion::V03 {
         let call = call_context(ProtocolVersion::V03, headers);
         return dispatch_v03(&ep, id, method, env.params, call).await;
     }
@@ -313,7 +324,7 @@ pub async fn handle(State(ep): State<Arc<JsonRpcEndpoint>>, request: Request) ->
             version: "0.3 (no A2A-Version header; send \"A2A-Version: 1.0\" to call v1.0 methods)"
                 .into(),
         };
-        return fail(id, &err, false);
+        return fail(id, &err, ProtocolVersion::V1);
     }
     dispatch_v1(
         &ep,
@@ -347,7 +358,7 @@ async fn dispatch_v1(
                 sse_response(
                     events,
                     id.map(ToOwned::to_owned),
-                    false,
+                    ProtocolVersion::V1,
                     ep.config.keep_alive,
                 )
             }
@@ -370,7 +381,7 @@ async fn dispatch_v1(
                 sse_response(
                     events,
                     id.map(ToOwned::to_owned),
-                    false,
+                    ProtocolVersion::V1,
                     ep.config.keep_alive,
                 )
             }
@@ -395,7 +406,7 @@ async fn dispatch_v1(
         })
     }
     .await;
-    result.unwrap_or_else(|e| fail(id, &e, false))
+    result.unwrap_or_else(|e| fail(id, &e, ProtocolVersion::V1))
 }
 
 async fn dispatch_v03(
@@ -420,7 +431,7 @@ async fn dispatch_v03(
                 sse_response(
                     events,
                     id.map(ToOwned::to_owned),
-                    true,
+                    ProtocolVersion::V03,
                     ep.config.keep_alive,
                 )
             }
@@ -447,7 +458,7 @@ async fn dispatch_v03(
                 sse_response(
                     events,
                     id.map(ToOwned::to_owned),
-                    true,
+                    ProtocolVersion::V03,
                     ep.config.keep_alive,
                 )
             }
@@ -469,7 +480,7 @@ async fn dispatch_v03(
         })
     }
     .await;
-    result.unwrap_or_else(|e| fail(id, &e, true))
+    result.unwrap_or_else(|e| fail(id, &e, ProtocolVersion::V03))
 }
 
 #[cfg(test)]

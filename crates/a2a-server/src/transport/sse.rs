@@ -3,7 +3,7 @@
 use std::convert::Infallible;
 use std::time::Duration;
 
-use a2a_types::v03;
+use a2a_types::{ProtocolVersion, v03};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
@@ -18,14 +18,14 @@ use crate::runtime::TaskEventStream;
 pub(crate) fn sse_response(
     events: TaskEventStream,
     id: Option<Box<RawValue>>,
-    v03: bool,
+    version: ProtocolVersion,
     keep_alive: Duration,
 ) -> Response {
     let stream = events.into_stream().map(move |item| {
         let id = id.as_deref();
         let event = match item {
             Ok(item) => {
-                let data = if v03 {
+                let data = if version == ProtocolVersion::V03 {
                     success_body(
                         id,
                         v03::StreamEvent::from_v1(item.response(), item.is_final),
@@ -40,7 +40,7 @@ pub(crate) fn sse_response(
                     event
                 }
             }
-            Err(e) => Event::default().data(error_body(id, &e, v03)),
+            Err(e) => Event::default().data(error_body(id, &e, version)),
         };
         Ok::<_, Infallible>(event)
     });

@@ -28,8 +28,8 @@ pub enum UpdaterError {
     #[error("artifact {0} is closed: its last chunk was already sent")]
     ArtifactClosed(String),
     /// The store refused the write.
-    #[error("store: {0}")]
-    Store(#[source] StoreError),
+    #[error(transparent)]
+    Store(StoreError),
 }
 
 /// What one execution (turn) has done so far; read by the request that waits on it.

@@ -78,7 +78,7 @@ pub enum SqlStoreError {
     #[error("store URL {0:?} names no SQLite file (use `memory` to keep tasks in memory)")]
     SqliteWithoutFile(String),
     /// Connecting or migrating failed.
-    #[error("cannot open the task store")]
+    #[error("database error")]
     Database(#[from] sqlx::Error),
     /// The writer could not start.
     #[error("cannot start the task store's writer")]

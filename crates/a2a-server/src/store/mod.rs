@@ -140,11 +140,11 @@ pub enum StoreError {
     #[error("invalid page token")]
     InvalidPageToken,
     /// Encoding or decoding failed.
-    #[error("serialization: {0}")]
-    Serialization(#[source] serde_json::Error),
+    #[error("could not encode or decode a task event: {0}")]
+    Serialization(serde_json::Error),
     /// The backend failed.
-    #[error("backend: {0}")]
-    Backend(#[source] Box<dyn std::error::Error + Send + Sync>),
+    #[error(transparent)]
+    Backend(Box<dyn std::error::Error + Send + Sync>),
 }
 
 /// Durable storage of task logs and snapshots.

@@ -15,6 +15,7 @@ pub mod error;
 mod event;
 pub mod jsonrpc;
 mod message;
+pub mod projection;
 mod proto_enum;
 mod push;
 mod request;

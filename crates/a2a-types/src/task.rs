@@ -53,8 +53,9 @@ impl TaskState {
     }
 }
 
-/// The status of a task at a point in time.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+/// The status of a task at a point in time. Serialized through
+/// [`TaskStatusRef`](crate::projection::TaskStatusRef).
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct TaskStatus {
@@ -62,14 +63,10 @@ pub struct TaskStatus {
     #[serde(default)]
     pub state: TaskState,
     /// An agent message that goes with the state (a prompt, a reason, progress).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub message: Option<Message>,
     /// When the status was recorded.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        with = "serde_util::timestamp"
-    )]
+    #[serde(default, deserialize_with = "serde_util::timestamp::deserialize")]
     pub timestamp: Option<DateTime<Utc>>,
 }
 
@@ -93,8 +90,9 @@ impl TaskStatus {
     }
 }
 
-/// A unit of work with a lifecycle, its outputs (artifacts) and history.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+/// A unit of work with a lifecycle, its outputs (artifacts) and history. Serialized through
+/// [`TaskRef`](crate::projection::TaskRef).
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct Task {
@@ -105,7 +103,6 @@ pub struct Task {
     #[serde(
         default,
         alias = "context_id",
-        skip_serializing_if = "String::is_empty",
         deserialize_with = "serde_util::string::deserialize"
     )]
     pub context_id: String,
@@ -113,21 +110,13 @@ pub struct Task {
     #[serde(default)]
     pub status: TaskStatus,
     /// Outputs, in the order they were first produced.
-    #[serde(
-        default,
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "serde_util::vec::deserialize"
-    )]
+    #[serde(default, deserialize_with = "serde_util::vec::deserialize")]
     pub artifacts: Vec<Artifact>,
     /// Messages exchanged while working on the task.
-    #[serde(
-        default,
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "serde_util::vec::deserialize"
-    )]
+    #[serde(default, deserialize_with = "serde_util::vec::deserialize")]
     pub history: Vec<Message>,
     /// Free-form metadata.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub metadata: Option<Map<String, Value>>,
 }
 
@@ -156,29 +145,13 @@ impl Task {
     /// (name, description and metadata updated when given); otherwise the artifact is added,
     /// or replaces the one with the same id.
     pub fn apply_artifact_update(&mut self, e: &crate::TaskArtifactUpdateEvent) {
-        let existing = self
-            .artifacts
-            .iter_mut()
-            .find(|a| a.artifact_id == e.artifact.artifact_id);
-        match existing {
-            Some(a) if e.append => a.append_chunk(&e.artifact),
-            Some(a) => *a = e.artifact.clone(),
-            None => self.artifacts.push(e.artifact.clone()),
-        }
+        crate::projection::project_artifact(self, e);
     }
 
     /// Applies a status update: the previous status message moves into the history (the
     /// reference SDK's convention) and the event's metadata merges into the task's.
     pub fn apply_status_update(&mut self, e: &crate::TaskStatusUpdateEvent) {
-        if let Some(m) = self.status.message.take() {
-            self.history.push(m);
-        }
-        if let Some(md) = &e.metadata {
-            self.metadata
-                .get_or_insert_with(Default::default)
-                .extend(md.clone());
-        }
-        self.status = e.status.clone();
+        crate::projection::project_status(self, e);
     }
 
     /// The text of every artifact, in order, joined with newlines.

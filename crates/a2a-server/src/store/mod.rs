@@ -202,16 +202,12 @@ pub trait TaskStore: Send + Sync + 'static {
 /// History follows the reference SDK: when the status changes or a client message arrives,
 /// the previous status message moves into the history.
 pub fn apply_event(task: &mut Task, event: &TaskEvent) {
+    use a2a_types::projection::{project_artifact, project_status, project_user_message};
     match event {
         TaskEvent::Created(t) => *task = t.clone(),
-        TaskEvent::Status(e) => task.apply_status_update(e),
-        TaskEvent::Artifact(e) => task.apply_artifact_update(e),
-        TaskEvent::UserMessage(m) => {
-            if let Some(prev) = task.status.message.take() {
-                task.history.push(prev);
-            }
-            task.history.push(m.clone());
-        }
+        TaskEvent::Status(e) => project_status(task, e),
+        TaskEvent::Artifact(e) => project_artifact(task, e),
+        TaskEvent::UserMessage(m) => project_user_message(task, m),
     }
 }
 

@@ -3,13 +3,17 @@
 //! Answering a request with a task normally means folding the log into an owned [`Task`]
 //! (copying every message and artifact) only to serialize and drop it. A view borrows from
 //! the log's records instead, so the answer costs no copies of messages or artifacts, however
-//! large they are. It serializes exactly as the projected `Task` would.
+//! large they are. It projects by the same rules as an owned `Task` (it implements
+//! [`TaskProjection`]) and serializes through the same [`TaskRef`].
 
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use a2a_types::{Artifact, Message, Task, TaskStatus, format_timestamp};
-use serde::ser::{Serialize, SerializeStruct, Serializer};
+use a2a_types::projection::{
+    TaskProjection, TaskRef, TaskStatusRef, project_artifact, project_status, project_user_message,
+};
+use a2a_types::{Artifact, Message, Task, TaskStatus};
+use serde::ser::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use super::{TaskEvent, TaskEventRecord};
@@ -65,35 +69,9 @@ impl<'a> TaskView<'a> {
     fn apply(&mut self, event: &'a TaskEvent) {
         match event {
             TaskEvent::Created(_) => {}
-            TaskEvent::Status(e) => {
-                if let Some(m) = self.status_message() {
-                    self.history.push(m);
-                }
-                if let Some(md) = &e.metadata {
-                    let merged = self.metadata.get_or_insert_with(|| Cow::Owned(Map::new()));
-                    merged.to_mut().extend(md.clone());
-                }
-                self.status = &e.status;
-                self.status_message_moved = false;
-            }
-            TaskEvent::Artifact(e) => {
-                let existing = self
-                    .artifacts
-                    .iter_mut()
-                    .find(|a| a.artifact_id == e.artifact.artifact_id);
-                match existing {
-                    Some(a) if e.append => a.to_mut().append_chunk(&e.artifact),
-                    Some(a) => *a = Cow::Borrowed(&e.artifact),
-                    None => self.artifacts.push(Cow::Borrowed(&e.artifact)),
-                }
-            }
-            TaskEvent::UserMessage(m) => {
-                if let Some(prev) = self.status_message() {
-                    self.history.push(prev);
-                }
-                self.status_message_moved = true;
-                self.history.push(m);
-            }
+            TaskEvent::Status(e) => project_status(self, e),
+            TaskEvent::Artifact(e) => project_artifact(self, e),
+            TaskEvent::UserMessage(m) => project_user_message(self, m),
         }
     }
 
@@ -124,59 +102,65 @@ impl<'a> TaskView<'a> {
     }
 }
 
-struct StatusView<'a> {
-    status: &'a TaskStatus,
-    message: Option<&'a Message>,
-}
+impl<'a> TaskProjection<'a> for TaskView<'a> {
+    fn move_status_message_to_history(&mut self) {
+        if let Some(m) = self.status_message() {
+            self.history.push(m);
+        }
+        // The status is borrowed: its message is marked as moved rather than taken.
+        self.status_message_moved = true;
+    }
 
-impl Serialize for StatusView<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut st = s.serialize_struct("TaskStatus", 3)?;
-        st.serialize_field("state", &self.status.state)?;
-        match self.message {
-            Some(m) => st.serialize_field("message", m)?,
-            None => st.skip_field("message")?,
-        }
-        match &self.status.timestamp {
-            Some(t) => st.serialize_field("timestamp", &format_timestamp(t))?,
-            None => st.skip_field("timestamp")?,
-        }
-        st.end()
+    fn merge_metadata(&mut self, metadata: &'a Map<String, Value>) {
+        self.metadata
+            .get_or_insert_with(|| Cow::Owned(Map::new()))
+            .to_mut()
+            .extend(metadata.clone());
+    }
+
+    fn set_status(&mut self, status: &'a TaskStatus) {
+        self.status = status;
+        self.status_message_moved = false;
+    }
+
+    fn push_history(&mut self, message: &'a Message) {
+        self.history.push(message);
+    }
+
+    fn artifact_index(&self, artifact_id: &str) -> Option<usize> {
+        self.artifacts
+            .iter()
+            .position(|a| a.artifact_id == artifact_id)
+    }
+
+    fn append_to_artifact(&mut self, index: usize, chunk: &'a Artifact) {
+        self.artifacts[index].to_mut().append_chunk(chunk);
+    }
+
+    fn replace_artifact(&mut self, index: usize, artifact: &'a Artifact) {
+        self.artifacts[index] = Cow::Borrowed(artifact);
+    }
+
+    fn push_artifact(&mut self, artifact: &'a Artifact) {
+        self.artifacts.push(Cow::Borrowed(artifact));
     }
 }
 
 impl Serialize for TaskView<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        // Same fields, order and omissions as the derived `Serialize` of `Task`.
-        let mut st = s.serialize_struct("Task", 6)?;
-        st.serialize_field("id", &self.created.id)?;
-        if self.created.context_id.is_empty() {
-            st.skip_field("contextId")?;
-        } else {
-            st.serialize_field("contextId", &self.created.context_id)?;
-        }
-        st.serialize_field(
-            "status",
-            &StatusView {
-                status: self.status,
+        TaskRef {
+            id: &self.created.id,
+            context_id: &self.created.context_id,
+            status: TaskStatusRef {
+                state: self.status.state,
                 message: self.status_message(),
+                timestamp: self.status.timestamp.as_ref(),
             },
-        )?;
-        if self.artifacts.is_empty() {
-            st.skip_field("artifacts")?;
-        } else {
-            st.serialize_field("artifacts", &self.artifacts)?;
+            artifacts: &self.artifacts,
+            history: &self.history,
+            metadata: self.metadata.as_deref(),
         }
-        if self.history.is_empty() {
-            st.skip_field("history")?;
-        } else {
-            st.serialize_field("history", &self.history)?;
-        }
-        match &self.metadata {
-            Some(m) => st.serialize_field("metadata", m)?,
-            None => st.skip_field("metadata")?,
-        }
-        st.end()
+        .serialize(s)
     }
 }
 

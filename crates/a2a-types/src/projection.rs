@@ -68,6 +68,21 @@ pub fn project_user_message<'a>(task: &mut impl TaskProjection<'a>, message: &'a
     task.push_history(message);
 }
 
+impl Task {
+    /// Applies an artifact update: `append` adds the parts to the artifact with the same id
+    /// (name, description and metadata updated when given); otherwise the artifact is added,
+    /// or replaces the one with the same id.
+    pub fn apply_artifact_update(&mut self, e: &crate::TaskArtifactUpdateEvent) {
+        project_artifact(self, e);
+    }
+
+    /// Applies a status update: the previous status message moves into the history (the
+    /// reference SDK's convention) and the event's metadata merges into the task's.
+    pub fn apply_status_update(&mut self, e: &crate::TaskStatusUpdateEvent) {
+        project_status(self, e);
+    }
+}
+
 impl<'a> TaskProjection<'a> for Task {
     fn move_status_message_to_history(&mut self) {
         if let Some(m) = self.status.message.take() {

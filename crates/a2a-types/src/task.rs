@@ -141,19 +141,6 @@ impl Task {
         }
     }
 
-    /// Applies an artifact update: `append` adds the parts to the artifact with the same id
-    /// (name, description and metadata updated when given); otherwise the artifact is added,
-    /// or replaces the one with the same id.
-    pub fn apply_artifact_update(&mut self, e: &crate::TaskArtifactUpdateEvent) {
-        crate::projection::project_artifact(self, e);
-    }
-
-    /// Applies a status update: the previous status message moves into the history (the
-    /// reference SDK's convention) and the event's metadata merges into the task's.
-    pub fn apply_status_update(&mut self, e: &crate::TaskStatusUpdateEvent) {
-        crate::projection::project_status(self, e);
-    }
-
     /// The text of every artifact, in order, joined with newlines.
     pub fn artifacts_text(&self) -> String {
         self.artifacts

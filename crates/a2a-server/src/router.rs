@@ -13,6 +13,7 @@ use tokio::net::TcpListener;
 use crate::handler::RequestHandler;
 use crate::transport::card::{self, CardCompat, CardEndpoint};
 use crate::transport::jsonrpc::{self, JsonRpcConfig, JsonRpcEndpoint};
+use crate::transport::rest::{RestEndpoint, rest_routes};
 
 /// How agents are exposed.
 #[derive(Debug, Clone, Default)]
@@ -27,8 +28,9 @@ pub struct ServeOptions {
     pub jsonrpc: JsonRpcConfig,
 }
 
-/// The JSON-RPC routes of one agent mounted at `path` (`""` for the root, else like
-/// `/a2a/echo`), with or without a trailing slash, and the endpoint that serves its cards.
+/// The binding routes of one agent mounted at `path` (`""` for the root, else like
+/// `/a2a/echo`): JSON-RPC at the path itself (with or without a trailing slash) and HTTP+JSON
+/// under it (`path/message:send`, …); and the endpoint that serves its cards.
 pub fn agent_rpc_routes(
     handler: Arc<RequestHandler>,
     path: &str,
@@ -47,7 +49,8 @@ pub fn agent_rpc_routes(
     if !path.is_empty() {
         router = router.route(path, endpoint());
     }
-    (router.with_state(rpc), card)
+    let rest = Arc::new(RestEndpoint::new(handler, opts.jsonrpc));
+    (router.with_state(rpc).merge(rest_routes(rest, path)), card)
 }
 
 /// The card routes under `path`: `path/.well-known/agent-card.json` (v1.0, or merged) and
@@ -66,7 +69,7 @@ pub fn card_routes(card: Arc<CardEndpoint>, path: &str) -> Router {
         .with_state(card)
 }
 
-/// JSON-RPC and card routes of one agent mounted at `path`.
+/// Every route of one agent mounted at `path`: its bindings and its cards.
 pub fn agent_routes(handler: Arc<RequestHandler>, path: &str, opts: &ServeOptions) -> Router {
     let (rpc, card) = agent_rpc_routes(handler, path, opts);
     rpc.merge(card_routes(card, path))

@@ -26,7 +26,10 @@ async fn strict_card_with_real_interfaces_and_etag() {
     assert_eq!(ifaces[0]["url"], format!("{}/a2a/script", s.base));
     assert_eq!(ifaces[0]["protocolBinding"], "JSONRPC");
     assert_eq!(ifaces[0]["protocolVersion"], "1.0");
-    assert_eq!(ifaces[1]["protocolVersion"], "0.3");
+    assert_eq!(ifaces[1]["protocolBinding"], "HTTP+JSON");
+    assert_eq!(ifaces[1]["protocolVersion"], "1.0");
+    assert_eq!(ifaces[2]["protocolBinding"], "JSONRPC");
+    assert_eq!(ifaces[2]["protocolVersion"], "0.3");
     for legacy_field in [
         "url",
         "protocolVersion",

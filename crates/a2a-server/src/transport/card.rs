@@ -94,8 +94,11 @@ impl CardEndpoint {
     pub fn card_for(&self, base: &str) -> AgentCard {
         let mut card = (*self.template).clone();
         let url = self.endpoint_url(base);
+        // HTTP+JSON resources live under the agent's path (`{path}/message:send`, …).
+        let rest = format!("{base}{}", self.path);
         card.supported_interfaces = vec![
             AgentInterface::new(url.clone(), binding::JSONRPC, a2a_types::PROTOCOL_VERSION),
+            AgentInterface::new(rest, binding::HTTP_JSON, a2a_types::PROTOCOL_VERSION),
             AgentInterface::new(url, binding::JSONRPC, a2a_types::PROTOCOL_VERSION_V03),
         ];
         card

@@ -13,14 +13,15 @@ use a2a_types::{
     TaskPushNotificationConfigRequest,
 };
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use super::envelope::{error_body, success_body};
-use super::sse::sse_response;
+use super::http_request::{call_context, read_body, unsupported_content_type};
+use super::sse::{Framing, sse_response};
 use super::version::{ProtocolVersion, negotiate_version};
 use crate::executor::CallContext;
 use crate::handler::RequestHandler;
@@ -196,72 +197,11 @@ fn optional_params<T: DeserializeOwned + Default>(raw: Option<&RawValue>) -> Res
     }
 }
 
-static LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
-static EXTENSIONS: HeaderName = HeaderName::from_static("a2a-extensions");
-static EXTENSIONS_V03: HeaderName = HeaderName::from_static("x-a2a-extensions");
-
-fn last_event_id(headers: &HeaderMap) -> Option<u64> {
-    headers
-        .get(&LAST_EVENT_ID)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse().ok())
-}
-
-fn call_context(version: ProtocolVersion, headers: HeaderMap) -> Arc<CallContext> {
-    let extensions = [&EXTENSIONS, &EXTENSIONS_V03]
-        .into_iter()
-        .flat_map(|h| headers.get_all(h).iter())
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(String::from)
-        .collect();
-    let mut call = CallContext::new(version);
-    // v1.0's SubscribeToTask resumes after this event (v0.3's resubscribe never did).
-    if version == ProtocolVersion::V1 {
-        call.last_event_id = last_event_id(&headers);
-    }
-    call.extensions = extensions;
-    call.headers = headers;
-    Arc::new(call)
-}
-
-/// The request's media type when it is not JSON (`application/json`, `application/*+json`,
-/// `application/json-rpc`). A request without `Content-Type` is read as JSON.
-fn unsupported_content_type(headers: &HeaderMap) -> Option<String> {
-    let value = headers.get(header::CONTENT_TYPE)?;
-    let Ok(text) = value.to_str() else {
-        return Some(String::from_utf8_lossy(value.as_bytes()).into_owned());
-    };
-    let essence = text.split(';').next().unwrap_or("").trim();
-    let json = essence.eq_ignore_ascii_case("application/json")
-        || essence.eq_ignore_ascii_case("application/json-rpc")
-        || (essence.len() > "application/+json".len()
-            && essence
-                .get(..12)
-                .is_some_and(|s| s.eq_ignore_ascii_case("application/"))
-            && essence
-                .get(essence.len() - 5..)
-                .is_some_and(|s| s.eq_ignore_ascii_case("+json")));
-    (!json).then(|| essence.to_owned())
-}
-
 /// The axum handler of a JSON-RPC endpoint.
 pub async fn handle(State(ep): State<Arc<JsonRpcEndpoint>>, request: Request) -> Response {
     // Take the request apart rather than extracting headers and URI (which clones them).
     let (parts, body) = request.into_parts();
     let (uri, headers) = (parts.uri, parts.headers);
-    let limit = ep.config.max_body_bytes;
-    let too_large = || {
-        let err = A2aError::InvalidRequest {
-            detail: format!("request body exceeds the limit of {limit} bytes"),
-        };
-        json_response(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            error_body(None, &err, ProtocolVersion::V1),
-        )
-    };
     // The media type decides how the body is read, so it is checked before the body is.
     if let Some(media_type) = unsupported_content_type(&headers) {
         let err = A2aError::ContentTypeNotSupported { media_type };
@@ -270,33 +210,10 @@ pub async fn handle(State(ep): State<Arc<JsonRpcEndpoint>>, request: Request) ->
             error_body(None, &err, ProtocolVersion::V1),
         );
     }
-    let declared = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<usize>().ok());
-    if declared.is_some_and(|n| n > limit) {
-        return too_large();
-    }
-    let bytes = match axum::body::to_bytes(body, limit).await {
+    let bytes = match read_body(body, &headers, ep.config.max_body_bytes).await {
         Ok(b) => b,
-        Err(e) => {
-            // `to_bytes` wraps the limit error; find it in the cause chain.
-            let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(&e);
-            let mut is_limit = false;
-            while let Some(c) = cause {
-                is_limit |= c.is::<http_body_util::LengthLimitError>();
-                cause = c.source();
-            }
-            if is_limit {
-                return too_large();
-            }
-            let err = A2aError::InvalidRequest {
-                detail: "could not read the request body".into(),
-            };
-            return json_response(
-                StatusCode::BAD_REQUEST,
-                error_body(None, &err, ProtocolVersion::V1),
-            );
+        Err((status, err)) => {
+            return json_response(status, error_body(None, &err, ProtocolVersion::V1));
         }
     };
     let env = match parse_envelope(&bytes) {
@@ -357,8 +274,10 @@ async fn dispatch_v1(
                 let events = Box::pin(h.send_streaming_message(req, call)).await?;
                 sse_response(
                     events,
-                    id.map(ToOwned::to_owned),
-                    ProtocolVersion::V1,
+                    Framing::JsonRpc {
+                        id: id.map(ToOwned::to_owned),
+                        version: ProtocolVersion::V1,
+                    },
                     ep.config.keep_alive,
                 )
             }
@@ -380,8 +299,10 @@ async fn dispatch_v1(
                 let events = Box::pin(h.subscribe_to_task(req, &call)).await?;
                 sse_response(
                     events,
-                    id.map(ToOwned::to_owned),
-                    ProtocolVersion::V1,
+                    Framing::JsonRpc {
+                        id: id.map(ToOwned::to_owned),
+                        version: ProtocolVersion::V1,
+                    },
                     ep.config.keep_alive,
                 )
             }
@@ -430,8 +351,10 @@ async fn dispatch_v03(
                 let events = Box::pin(h.send_streaming_message(req, call)).await?;
                 sse_response(
                     events,
-                    id.map(ToOwned::to_owned),
-                    ProtocolVersion::V03,
+                    Framing::JsonRpc {
+                        id: id.map(ToOwned::to_owned),
+                        version: ProtocolVersion::V03,
+                    },
                     ep.config.keep_alive,
                 )
             }
@@ -457,8 +380,10 @@ async fn dispatch_v03(
                     .await?;
                 sse_response(
                     events,
-                    id.map(ToOwned::to_owned),
-                    ProtocolVersion::V03,
+                    Framing::JsonRpc {
+                        id: id.map(ToOwned::to_owned),
+                        version: ProtocolVersion::V03,
+                    },
                     ep.config.keep_alive,
                 )
             }

@@ -2,7 +2,9 @@
 
 pub mod card;
 mod envelope;
+mod http_request;
 pub mod jsonrpc;
+pub mod rest;
 mod sse;
 mod version;
 

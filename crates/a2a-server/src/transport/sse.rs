@@ -1,4 +1,4 @@
-//! Server-Sent Events framing of task streams for JSON-RPC.
+//! Server-Sent Events framing of task streams, for JSON-RPC and for HTTP+JSON.
 
 use std::convert::Infallible;
 use std::time::Duration;
@@ -12,26 +12,38 @@ use serde_json::value::RawValue;
 use super::envelope::{error_body, success_body};
 use crate::runtime::TaskEventStream;
 
-/// Turns a task stream into an SSE response: one JSON-RPC response per `data:` line, the
-/// log sequence number as the event `id` (so `Last-Event-ID` can resume), keep-alive
-/// comments while the agent is quiet.
+/// What each event's `data:` holds.
+pub(crate) enum Framing {
+    /// A JSON-RPC response to request `id`, in `version`'s shapes.
+    JsonRpc {
+        id: Option<Box<RawValue>>,
+        version: ProtocolVersion,
+    },
+    /// The bare `StreamResponse` (HTTP+JSON); an error is a `google.rpc.Status` body.
+    Rest,
+}
+
+/// Turns a task stream into an SSE response: one event per `data:` line, framed by
+/// `framing`, the log sequence number as the event `id` (so `Last-Event-ID` can resume),
+/// keep-alive comments while the agent is quiet.
 pub(crate) fn sse_response(
     events: TaskEventStream,
-    id: Option<Box<RawValue>>,
-    version: ProtocolVersion,
+    framing: Framing,
     keep_alive: Duration,
 ) -> Response {
     let stream = events.into_stream().map(move |item| {
-        let id = id.as_deref();
-        let event = match item {
-            Ok(item) => {
-                let data = if version == ProtocolVersion::V03 {
-                    success_body(
+        let event = match (item, &framing) {
+            (Ok(item), framing) => {
+                let data = match framing {
+                    Framing::JsonRpc {
                         id,
+                        version: ProtocolVersion::V03,
+                    } => success_body(
+                        id.as_deref(),
                         v03::StreamEvent::from_v1(item.response(), item.is_final),
-                    )
-                } else {
-                    success_body(id, item.response())
+                    ),
+                    Framing::JsonRpc { id, .. } => success_body(id.as_deref(), item.response()),
+                    Framing::Rest => serde_json::to_string(&item.response()).unwrap_or_default(),
                 };
                 let event = Event::default().data(data);
                 if item.seq > 0 {
@@ -40,7 +52,10 @@ pub(crate) fn sse_response(
                     event
                 }
             }
-            Err(e) => Event::default().data(error_body(id, &e, version)),
+            (Err(e), Framing::JsonRpc { id, version }) => {
+                Event::default().data(error_body(id.as_deref(), &e, *version))
+            }
+            (Err(e), Framing::Rest) => Event::default().data(e.to_rest_body().to_string()),
         };
         Ok::<_, Infallible>(event)
     });

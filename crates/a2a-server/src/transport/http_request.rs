@@ -1,0 +1,97 @@
+//! What every HTTP binding reads from a request: the call's context from its headers, its
+//! media type, and its body within the size limit.
+
+use std::sync::Arc;
+
+use a2a_types::{A2aError, ProtocolVersion};
+use axum::body::{Body, Bytes};
+use axum::http::{HeaderMap, HeaderName, StatusCode, header};
+
+use crate::executor::CallContext;
+
+static LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
+static EXTENSIONS: HeaderName = HeaderName::from_static("a2a-extensions");
+static EXTENSIONS_V03: HeaderName = HeaderName::from_static("x-a2a-extensions");
+
+pub(crate) fn last_event_id(headers: &HeaderMap) -> Option<u64> {
+    headers
+        .get(&LAST_EVENT_ID)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse().ok())
+}
+
+pub(crate) fn call_context(version: ProtocolVersion, headers: HeaderMap) -> Arc<CallContext> {
+    let extensions = [&EXTENSIONS, &EXTENSIONS_V03]
+        .into_iter()
+        .flat_map(|h| headers.get_all(h).iter())
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(String::from)
+        .collect();
+    let mut call = CallContext::new(version);
+    // v1.0's SubscribeToTask resumes after this event (v0.3's resubscribe never did).
+    if version == ProtocolVersion::V1 {
+        call.last_event_id = last_event_id(&headers);
+    }
+    call.extensions = extensions;
+    call.headers = headers;
+    Arc::new(call)
+}
+
+/// The request's media type when it is not JSON (`application/json`, `application/*+json`,
+/// `application/json-rpc`). A request without `Content-Type` is read as JSON.
+pub(crate) fn unsupported_content_type(headers: &HeaderMap) -> Option<String> {
+    let value = headers.get(header::CONTENT_TYPE)?;
+    let Ok(text) = value.to_str() else {
+        return Some(String::from_utf8_lossy(value.as_bytes()).into_owned());
+    };
+    let essence = text.split(';').next().unwrap_or("").trim();
+    let json = essence.eq_ignore_ascii_case("application/json")
+        || essence.eq_ignore_ascii_case("application/json-rpc")
+        || (essence.len() > "application/+json".len()
+            && essence
+                .get(..12)
+                .is_some_and(|s| s.eq_ignore_ascii_case("application/"))
+            && essence
+                .get(essence.len() - 5..)
+                .is_some_and(|s| s.eq_ignore_ascii_case("+json")));
+    (!json).then(|| essence.to_owned())
+}
+
+/// The body, read up to `limit` bytes: 413 beyond it (by `Content-Length` or as read), 400
+/// when it cannot be read.
+pub(crate) async fn read_body(
+    body: Body,
+    headers: &HeaderMap,
+    limit: usize,
+) -> Result<Bytes, (StatusCode, A2aError)> {
+    let too_large = || {
+        let err = A2aError::InvalidRequest {
+            detail: format!("request body exceeds the limit of {limit} bytes"),
+        };
+        (StatusCode::PAYLOAD_TOO_LARGE, err)
+    };
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    if declared.is_some_and(|n| n > limit) {
+        return Err(too_large());
+    }
+    axum::body::to_bytes(body, limit).await.map_err(|e| {
+        // `to_bytes` wraps the limit error; find it in the cause chain.
+        let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(&e);
+        while let Some(c) = cause {
+            if c.is::<http_body_util::LengthLimitError>() {
+                return too_large();
+            }
+            cause = c.source();
+        }
+        let err = A2aError::InvalidRequest {
+            detail: "could not read the request body".into(),
+        };
+        (StatusCode::BAD_REQUEST, err)
+    })
+}

@@ -51,32 +51,57 @@ pub fn parse_card(json: Value, card_url: &Url) -> Result<AgentCard, ClientError>
     Ok(card)
 }
 
-/// Picks the interface to use: the first JSON-RPC interface at v1.0, else the first at v0.3
-/// (servers that only speak v0.3, like some hosted agent servers). With `force`, only that
-/// version is considered.
+/// A protocol binding this client speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Binding {
+    /// JSON-RPC 2.0 over HTTP (v1.0 and v0.3).
+    JsonRpc,
+    /// HTTP+JSON, REST (v1.0).
+    HttpJson,
+}
+
+impl Binding {
+    /// The card's `protocolBinding` name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::JsonRpc => binding::JSONRPC,
+            Self::HttpJson => binding::HTTP_JSON,
+        }
+    }
+
+    /// Parses `jsonrpc` / `rest` (or the card's names, any case).
+    pub fn parse(s: &str) -> Option<Self> {
+        match s.to_ascii_lowercase().as_str() {
+            "jsonrpc" | "json-rpc" => Some(Self::JsonRpc),
+            "rest" | "http+json" | "http_json" | "httpjson" => Some(Self::HttpJson),
+            _ => None,
+        }
+    }
+}
+
+/// Picks the interface to use, in this order: JSON-RPC at v1.0, HTTP+JSON at v1.0, JSON-RPC
+/// at v0.3 (servers that only speak v0.3, like some hosted agent servers). `version` and
+/// `binding` restrict the choice to one version or one binding.
 pub fn select_interface(
     card: &AgentCard,
-    force: Option<ProtocolVersion>,
-) -> Result<(AgentInterface, ProtocolVersion), ClientError> {
-    let candidates = || {
-        card.supported_interfaces
-            .iter()
-            .filter(|i| i.protocol_binding == binding::JSONRPC)
-    };
-    let preference = [ProtocolVersion::V1, ProtocolVersion::V03];
-    let forced;
-    let order: &[ProtocolVersion] = match force {
-        Some(v) => {
-            forced = [v];
-            &forced
-        }
-        None => &preference,
-    };
-    for want in order {
-        if let Some(i) =
-            candidates().find(|i| ProtocolVersion::of_interface(&i.protocol_version) == Some(*want))
-        {
-            return Ok((i.clone(), *want));
+    version: Option<ProtocolVersion>,
+    binding: Option<Binding>,
+) -> Result<(AgentInterface, ProtocolVersion, Binding), ClientError> {
+    const PREFERENCE: [(Binding, ProtocolVersion); 3] = [
+        (Binding::JsonRpc, ProtocolVersion::V1),
+        (Binding::HttpJson, ProtocolVersion::V1),
+        (Binding::JsonRpc, ProtocolVersion::V03),
+    ];
+    let wanted = PREFERENCE
+        .into_iter()
+        .filter(|(b, v)| binding.is_none_or(|w| w == *b) && version.is_none_or(|w| w == *v));
+    for (b, v) in wanted {
+        if let Some(i) = card.supported_interfaces.iter().find(|i| {
+            i.protocol_binding.eq_ignore_ascii_case(b.name())
+                && ProtocolVersion::of_interface(&i.protocol_version) == Some(v)
+        }) {
+            return Ok((i.clone(), v, b));
         }
     }
     let offered: Vec<String> = card
@@ -117,9 +142,9 @@ mod tests {
             &url,
         )
         .unwrap();
-        let (i, v) = select_interface(&card, None).unwrap();
+        let (i, v, _) = select_interface(&card, None, None).unwrap();
         assert_eq!((i.url.as_str(), v), ("http://h/rpc", ProtocolVersion::V1));
-        let (i, v) = select_interface(&card, Some(ProtocolVersion::V03)).unwrap();
+        let (i, v, _) = select_interface(&card, Some(ProtocolVersion::V03), None).unwrap();
         assert_eq!(
             (i.url.as_str(), v),
             ("http://h/rpc03", ProtocolVersion::V03)
@@ -129,7 +154,7 @@ mod tests {
             &url,
         )
         .unwrap();
-        let (i, v) = select_interface(&legacy, None).unwrap();
+        let (i, v, _) = select_interface(&legacy, None, None).unwrap();
         assert_eq!(
             (i.url.as_str(), v),
             ("http://h/a2a/x", ProtocolVersion::V03)

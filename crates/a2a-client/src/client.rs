@@ -9,10 +9,10 @@ use a2a_types::{
 };
 use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
 
-use crate::card::{self, ProtocolVersion};
+use crate::card::{self, Binding, ProtocolVersion};
 use crate::error::ClientError;
 use crate::stream::{StreamKind, TaskStream};
-use crate::transport::{EventSource, JsonRpcV1, JsonRpcV03, Transport};
+use crate::transport::{EventSource, JsonRpcV1, JsonRpcV03, RestV1, Transport};
 
 /// Builds an [`A2aClient`].
 #[derive(Debug, Clone, Default)]
@@ -21,6 +21,7 @@ pub struct ClientBuilder {
     timeout: Option<Duration>,
     connect_timeout: Option<Duration>,
     version: Option<ProtocolVersion>,
+    binding: Option<Binding>,
     http: Option<reqwest::Client>,
     errors: Vec<String>,
 }
@@ -63,6 +64,12 @@ impl ClientBuilder {
     /// Speaks only this protocol version (default: v1.0 when the card offers it, else v0.3).
     pub fn protocol_version(mut self, version: ProtocolVersion) -> Self {
         self.version = Some(version);
+        self
+    }
+
+    /// Speaks only this binding (default: JSON-RPC, then HTTP+JSON, as the card offers).
+    pub fn binding(mut self, binding: Binding) -> Self {
+        self.binding = Some(binding);
         self
     }
 
@@ -110,10 +117,11 @@ impl ClientBuilder {
     }
 
     fn build(self, http: reqwest::Client, card: AgentCard) -> Result<A2aClient, ClientError> {
-        let (iface, version) = card::select_interface(&card, self.version)?;
+        let (iface, version, binding) = card::select_interface(&card, self.version, self.binding)?;
         let (url, headers, timeout) = (iface.url, self.headers, self.timeout);
-        let transport: Arc<dyn Transport> = match version {
-            ProtocolVersion::V03 => Arc::new(JsonRpcV03::new(http, url, headers, timeout)),
+        let transport: Arc<dyn Transport> = match (binding, version) {
+            (Binding::HttpJson, _) => Arc::new(RestV1::new(http, &url, headers, timeout)?),
+            (_, ProtocolVersion::V03) => Arc::new(JsonRpcV03::new(http, url, headers, timeout)),
             _ => Arc::new(JsonRpcV1::new(http, url, headers, timeout)),
         };
         Ok(A2aClient::with_transport(card, transport, iface.tenant))
@@ -273,6 +281,11 @@ impl A2aClient {
     /// The protocol version in use.
     pub fn protocol_version(&self) -> ProtocolVersion {
         self.inner.transport.protocol_version()
+    }
+
+    /// The binding in use, as cards name it (`JSONRPC`, `HTTP+JSON`).
+    pub fn binding(&self) -> &'static str {
+        self.inner.transport.binding()
     }
 
     /// Whether the agent declares streaming.

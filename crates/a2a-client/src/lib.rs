@@ -35,7 +35,7 @@ pub mod sse;
 mod stream;
 pub mod transport;
 
-pub use card::ProtocolVersion;
+pub use card::{Binding, ProtocolVersion};
 pub use client::{A2aClient, ClientBuilder, fetch_card};
 pub use conversation::Conversation;
 pub use error::ClientError;

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use a2a_client::{
-    A2aClient, ClientError, Conversation, Decision, Outcome, ProtocolVersion, StopReason,
+    A2aClient, Binding, ClientError, Conversation, Decision, Outcome, ProtocolVersion, StopReason,
 };
 use a2a_host::{AgentHost, HostAgent};
 use a2a_server::{AgentError, AgentExecutor, RequestContext, ServeOptions, TaskUpdater};
@@ -46,9 +46,13 @@ fn req(text: &str) -> SendMessageRequest {
     SendMessageRequest::new(Message::user_text(text))
 }
 
-async fn both(url: &str) -> [A2aClient; 2] {
+/// The same agent through every binding and version it offers: JSON-RPC v1.0, JSON-RPC
+/// v0.3 and HTTP+JSON v1.0. The tests below run each scenario on all three and expect the
+/// same outcomes.
+async fn every_binding(url: &str) -> [A2aClient; 3] {
     let v1 = A2aClient::builder()
         .protocol_version(ProtocolVersion::V1)
+        .binding(Binding::JsonRpc)
         .connect(url)
         .await
         .unwrap();
@@ -57,7 +61,13 @@ async fn both(url: &str) -> [A2aClient; 2] {
         .connect(url)
         .await
         .unwrap();
-    [v1, v03]
+    let rest = A2aClient::builder()
+        .binding(Binding::HttpJson)
+        .connect(url)
+        .await
+        .unwrap();
+    assert_eq!(rest.endpoint(), url.trim_end_matches('/'));
+    [v1, v03, rest]
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -91,7 +101,7 @@ async fn resolves_cards_and_prefers_v1() {
 #[tokio::test(flavor = "multi_thread")]
 async fn every_reply_shape() {
     let base = host(None).await;
-    for c in both(&format!("{base}/a2a/echo")).await {
+    for c in every_binding(&format!("{base}/a2a/echo")).await {
         let o = c.run(req("hello")).await.unwrap();
         assert!(
             matches!(&o, Outcome::Message(m) if m.text_content() == "hello"),
@@ -103,7 +113,7 @@ async fn every_reply_shape() {
         let o = Outcome::from_response(c.send(req("task: blocking")).await.unwrap());
         assert_eq!(o.text(), "blocking");
     }
-    for c in both(&format!("{base}/a2a/conformance")).await {
+    for c in every_binding(&format!("{base}/a2a/conformance")).await {
         let mut m = Message::user_text("x");
         m.message_id = format!("tck-reject-task-{}", m.message_id);
         let o = c.run(SendMessageRequest::new(m)).await.unwrap();
@@ -115,7 +125,7 @@ async fn every_reply_shape() {
 #[tokio::test(flavor = "multi_thread")]
 async fn multi_artifacts_chunks_and_continuation() {
     let base = host(None).await;
-    for c in both(&format!("{base}/a2a/multi")).await {
+    for c in every_binding(&format!("{base}/a2a/multi")).await {
         let mut conv = Conversation::new(c.clone());
         let o = conv.send("start").await.unwrap();
         let Outcome::InputRequired(i) = &o else {
@@ -146,7 +156,7 @@ async fn multi_artifacts_chunks_and_continuation() {
 #[tokio::test(flavor = "multi_thread")]
 async fn listener_and_deadline_never_cancel() {
     let base = host(None).await;
-    for c in both(&format!("{base}/a2a/slow")).await {
+    for c in every_binding(&format!("{base}/a2a/slow")).await {
         let o = c
             .run_with_listener(
                 req("30"),
@@ -208,9 +218,17 @@ async fn listener_and_deadline_never_cancel() {
 #[tokio::test(flavor = "multi_thread")]
 async fn subscribe_and_resume_from_an_event_id() {
     let base = host(None).await;
-    let c = A2aClient::connect(&format!("{base}/a2a/slow"))
-        .await
-        .unwrap();
+    for binding in [Binding::JsonRpc, Binding::HttpJson] {
+        let c = A2aClient::builder()
+            .binding(binding)
+            .connect(&format!("{base}/a2a/slow"))
+            .await
+            .unwrap();
+        subscribe_and_resume(&c).await;
+    }
+}
+
+async fn subscribe_and_resume(c: &A2aClient) {
     let mut conf = SendMessageConfiguration::default();
     conf.return_immediately = true;
     let o = Outcome::from_response(c.send(req("0.3").with_configuration(conf)).await.unwrap());
@@ -243,24 +261,26 @@ async fn subscribe_and_resume_from_an_event_id() {
 #[tokio::test(flavor = "multi_thread")]
 async fn errors_are_typed() {
     let base = host(None).await;
-    for c in both(&format!("{base}/a2a/echo")).await {
+    for c in every_binding(&format!("{base}/a2a/echo")).await {
         let err = c.get_task("nope", None).await.unwrap_err();
         assert!(
             matches!(err.protocol(), Some(A2aError::TaskNotFound { .. })),
             "{err}"
         );
     }
-    let [v1, v03] = both(&format!("{base}/a2a/echo")).await;
-    assert!(v1.list_tasks(Default::default()).await.is_ok());
+    let [v1, v03, rest] = every_binding(&format!("{base}/a2a/echo")).await;
     assert!(matches!(
         v03.list_tasks(Default::default()).await,
         Err(ClientError::Unsupported(_))
     ));
-    let err = v1.extended_card().await.unwrap_err();
-    assert!(
-        matches!(err.protocol(), Some(A2aError::UnsupportedOperation { .. })),
-        "{err}"
-    );
+    for c in [v1, rest] {
+        assert!(c.list_tasks(Default::default()).await.is_ok());
+        let err = c.extended_card().await.unwrap_err();
+        assert!(
+            matches!(err.protocol(), Some(A2aError::UnsupportedOperation { .. })),
+            "{err}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

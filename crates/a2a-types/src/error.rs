@@ -364,6 +364,57 @@ impl A2aError {
         })
     }
 
+    /// Rebuilds a typed error from an HTTP+JSON error body (`google.rpc.Status`): the
+    /// `ErrorInfo` reason says which A2A error it is. `None` when the body carries no A2A
+    /// reason this crate knows.
+    pub fn from_rest_body(body: &Value) -> Option<Self> {
+        let error = body.get("error")?;
+        let details = error.get("details").cloned();
+        let reason = details.as_ref()?.as_array()?.iter().find_map(|d| {
+            d.get("reason").and_then(Value::as_str).filter(|_| {
+                d.get("@type")
+                    .and_then(Value::as_str)
+                    .is_some_and(|t| t.ends_with("google.rpc.ErrorInfo"))
+            })
+        })?;
+        let code = [
+            ErrorCode::PARSE_ERROR,
+            ErrorCode::INVALID_REQUEST,
+            ErrorCode::METHOD_NOT_FOUND,
+            ErrorCode::INVALID_PARAMS,
+            ErrorCode::INTERNAL_ERROR,
+            ErrorCode::TASK_NOT_FOUND,
+            ErrorCode::TASK_NOT_CANCELABLE,
+            ErrorCode::PUSH_NOTIFICATION_NOT_SUPPORTED,
+            ErrorCode::UNSUPPORTED_OPERATION,
+            ErrorCode::CONTENT_TYPE_NOT_SUPPORTED,
+            ErrorCode::INVALID_AGENT_RESPONSE,
+            ErrorCode::EXTENDED_AGENT_CARD_NOT_CONFIGURED,
+            ErrorCode::EXTENSION_SUPPORT_REQUIRED,
+            ErrorCode::VERSION_NOT_SUPPORTED,
+        ]
+        .into_iter()
+        .find(|c| {
+            Self::Other {
+                code: *c,
+                message: String::new(),
+                data: None,
+            }
+            .reason()
+                == reason
+        })?;
+        let message = error
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        Some(Self::from_jsonrpc(crate::jsonrpc::JsonRpcError {
+            code: code.0,
+            message,
+            data: details,
+        }))
+    }
+
     /// Rebuilds a typed error from a JSON-RPC error object received from a peer.
     pub fn from_jsonrpc(err: crate::jsonrpc::JsonRpcError) -> Self {
         let crate::jsonrpc::JsonRpcError {

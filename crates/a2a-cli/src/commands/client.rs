@@ -64,9 +64,10 @@ pub(crate) async fn card(args: CardArgs) -> anyhow::Result<u8> {
         println!("  skill {}: {} — {}", s.id, s.name, s.description);
     }
     println!(
-        "  using: {} (A2A {})",
-        client.endpoint(),
-        client.protocol_version().as_str()
+        "  using: {} {} at {}",
+        client.binding(),
+        client.protocol_version().as_str(),
+        client.endpoint()
     );
     Ok(0)
 }

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use a2a_client::{A2aClient, ClientBuilder, ProtocolVersion};
+use a2a_client::{A2aClient, Binding, ClientBuilder, ProtocolVersion};
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 
@@ -14,6 +14,14 @@ pub(crate) enum ProtocolArg {
     /// A2A v0.3.
     #[value(name = "0.3")]
     V03,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(crate) enum BindingArg {
+    /// JSON-RPC 2.0.
+    Jsonrpc,
+    /// HTTP+JSON (REST).
+    Rest,
 }
 
 /// How to reach the agent.
@@ -30,6 +38,9 @@ pub(crate) struct ConnectArgs {
     /// Protocol version to use (default: 1.0 when the card offers it, else 0.3).
     #[arg(long, value_enum)]
     pub(crate) protocol: Option<ProtocolArg>,
+    /// Protocol binding to use (default: JSON-RPC, then REST, as the card offers).
+    #[arg(long, value_enum)]
+    pub(crate) binding: Option<BindingArg>,
     /// Skip the agent card: talk JSON-RPC to URL directly.
     #[arg(long)]
     pub(crate) no_card: bool,
@@ -76,6 +87,12 @@ impl ConnectArgs {
         if let Some(p) = self.protocol {
             b = b.protocol_version(version(p));
         }
+        if let Some(binding) = self.binding {
+            b = b.binding(match binding {
+                BindingArg::Jsonrpc => Binding::JsonRpc,
+                BindingArg::Rest => Binding::HttpJson,
+            });
+        }
         Ok(b)
     }
 
@@ -92,6 +109,9 @@ impl ConnectArgs {
         let b = self.builder(timeout)?;
         let url = self.url();
         if self.no_card {
+            if matches!(self.binding, Some(BindingArg::Rest)) {
+                bail!("--no-card talks JSON-RPC; drop --binding rest, or let the card be read");
+            }
             let v = self.protocol.map_or(ProtocolVersion::V1, version);
             return b.endpoint(&url, v).context("cannot set up the client");
         }

@@ -228,6 +228,10 @@ impl Transport for JsonRpcV1 {
         ProtocolVersion::V1
     }
 
+    fn binding(&self) -> &'static str {
+        a2a_types::binding::JSONRPC
+    }
+
     fn endpoint(&self) -> &str {
         &self.0.endpoint
     }
@@ -281,6 +285,10 @@ impl Transport for JsonRpcV1 {
 impl Transport for JsonRpcV03 {
     fn protocol_version(&self) -> ProtocolVersion {
         ProtocolVersion::V03
+    }
+
+    fn binding(&self) -> &'static str {
+        a2a_types::binding::JSONRPC
     }
 
     fn endpoint(&self) -> &str {

@@ -3,9 +3,11 @@
 //! does not depend on the wire (tenants, outcomes, stream resumption); the transport encodes,
 //! sends and decodes.
 //!
-//! Implemented: JSON-RPC 2.0 in v1.0 ([`JsonRpcV1`]) and v0.3 ([`JsonRpcV03`]).
+//! Implemented: JSON-RPC 2.0 in v1.0 ([`JsonRpcV1`]) and v0.3 ([`JsonRpcV03`]), and
+//! HTTP+JSON in v1.0 ([`RestV1`]).
 
 mod jsonrpc;
+mod rest;
 
 use std::pin::Pin;
 
@@ -17,6 +19,7 @@ use a2a_types::{
 use futures::Stream;
 
 pub use jsonrpc::{JsonRpcV1, JsonRpcV03};
+pub use rest::RestV1;
 
 use crate::error::ClientError;
 
@@ -53,6 +56,9 @@ pub type EventSource = Pin<Box<dyn Stream<Item = Result<WireEvent, ClientError>>
 pub trait Transport: Send + Sync + std::fmt::Debug + 'static {
     /// The protocol version spoken.
     fn protocol_version(&self) -> ProtocolVersion;
+
+    /// The binding's name as cards write it (`JSONRPC`, `HTTP+JSON`, …).
+    fn binding(&self) -> &'static str;
 
     /// Where requests go.
     fn endpoint(&self) -> &str;

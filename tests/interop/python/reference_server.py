@@ -3,8 +3,8 @@ side-by-side benchmarks.
 
     python reference_server.py --port 9999
 
-JSON-RPC at `/` (v1.0 methods with `A2A-Version: 1.0`, v0.3 methods without), card at
-`/.well-known/agent-card.json`. Behaviour is keyed on the user's text:
+JSON-RPC at `/` (v1.0 methods with `A2A-Version: 1.0`, v0.3 methods without), HTTP+JSON
+(v1.0) under `/rest`, card at `/.well-known/agent-card.json`. Behaviour is keyed on the user's text:
 
     message: ...   a direct Message reply, no task
     echo ...       a completed task with one artifact `echo` holding the text
@@ -32,7 +32,7 @@ from a2a.helpers import new_task_from_user_message, new_text_message, new_text_p
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
-from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
+from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, create_rest_routes
 from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
 from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentSkill, TaskState
 
@@ -99,6 +99,7 @@ def build_app(port: int) -> Starlette:
         version='1.0.0',
         supported_interfaces=[
             AgentInterface(url=f'{base}/', protocol_binding='JSONRPC', protocol_version='1.0'),
+            AgentInterface(url=f'{base}/rest', protocol_binding='HTTP+JSON', protocol_version='1.0'),
             AgentInterface(url=f'{base}/', protocol_binding='JSONRPC', protocol_version='0.3'),
         ],
         capabilities=AgentCapabilities(streaming=True, push_notifications=False),
@@ -111,6 +112,7 @@ def build_app(port: int) -> Starlette:
                                     task_store=InMemoryTaskStore(), agent_card=card)
     routes = create_agent_card_routes(card)
     routes += create_jsonrpc_routes(handler, rpc_url='/', enable_v0_3_compat=True)
+    routes += create_rest_routes(handler, path_prefix='/rest')
     return Starlette(routes=routes)
 
 

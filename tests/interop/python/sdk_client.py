@@ -99,6 +99,10 @@ class Assembler:
         return [{'id': a, 'name': self.names[a], 'text': ''.join(self.parts[a])} for a in self.order]
 
 
+# The binding the SDK client speaks (`--binding`): JSONRPC or HTTP+JSON.
+BINDING = 'JSONRPC'
+
+
 async def make_clients(url, protocol, http):
     card = await A2ACardResolver(http, url).get_agent_card()
     if protocol:
@@ -108,7 +112,7 @@ async def make_clients(url, protocol, http):
         card.supported_interfaces.extend(keep)
 
     def make(streaming):
-        cfg = ClientConfig(streaming=streaming, httpx_client=http, supported_protocol_bindings=['JSONRPC'])
+        cfg = ClientConfig(streaming=streaming, httpx_client=http, supported_protocol_bindings=[BINDING])
         return ClientFactory(cfg).create(card)
 
     return card, make(False), make(True)
@@ -230,7 +234,10 @@ async def main():
     ap.add_argument('scenario', choices=sorted(SCENARIOS))
     ap.add_argument('url')
     ap.add_argument('--protocol', choices=['1.0', '0.3'])
+    ap.add_argument('--binding', choices=['JSONRPC', 'HTTP+JSON'], default='JSONRPC')
     args = ap.parse_args()
+    global BINDING
+    BINDING = args.binding
     async with httpx.AsyncClient(timeout=30) as http:
         try:
             out = await SCENARIOS[args.scenario](args.url, args.protocol, http)

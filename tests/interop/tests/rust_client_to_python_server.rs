@@ -5,7 +5,9 @@ mod common;
 
 use std::time::Duration;
 
-use a2a_client::{A2aClient, Conversation, Decision, Outcome, ProtocolVersion, StopReason};
+use a2a_client::{
+    A2aClient, Binding, Conversation, Decision, Outcome, ProtocolVersion, StopReason,
+};
 use a2a_types::{
     A2aError, Message, SendMessageConfiguration, SendMessageRequest, StreamResponse, TaskState,
 };
@@ -15,15 +17,22 @@ fn req(text: &str) -> SendMessageRequest {
     SendMessageRequest::new(Message::user_text(text))
 }
 
+/// A client for each binding and version the reference server offers: JSON-RPC v1.0 and
+/// v0.3, and HTTP+JSON v1.0.
 async fn clients(url: &str) -> Vec<A2aClient> {
     let mut out = Vec::new();
-    for v in [ProtocolVersion::V1, ProtocolVersion::V03] {
+    for (b, v) in [
+        (Binding::JsonRpc, ProtocolVersion::V1),
+        (Binding::JsonRpc, ProtocolVersion::V03),
+        (Binding::HttpJson, ProtocolVersion::V1),
+    ] {
         let c = A2aClient::builder()
+            .binding(b)
             .protocol_version(v)
             .connect(url)
             .await
             .expect("connect");
-        assert_eq!(c.protocol_version(), v);
+        assert_eq!((c.binding(), c.protocol_version()), (b.name(), v));
         out.push(c);
     }
     out
@@ -210,18 +219,24 @@ async fn subscribe_to_a_running_task() {
     }
 }
 
-/// The server's error as it wrote it: a raw JSON-RPC call to `endpoint`.
+/// The server's error as it wrote it: a raw call on `c`'s binding (`method` and `params` for
+/// JSON-RPC; for HTTP+JSON, `rest` = the method and the path under the endpoint).
 async fn raw_error(
-    endpoint: &str,
-    v: ProtocolVersion,
+    c: &A2aClient,
     method: &str,
     params: serde_json::Value,
+    rest: (reqwest::Method, String),
 ) -> serde_json::Value {
-    let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-    let resp: serde_json::Value = reqwest::Client::new()
-        .post(endpoint)
-        .header("A2A-Version", v.as_str())
-        .json(&body)
+    let http = reqwest::Client::new();
+    let req = if c.binding() == Binding::HttpJson.name() {
+        http.request(rest.0, format!("{}{}", c.endpoint(), rest.1))
+    } else {
+        let body =
+            serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+        http.post(c.endpoint()).json(&body)
+    };
+    let resp: serde_json::Value = req
+        .header("A2A-Version", c.protocol_version().as_str())
         .send()
         .await
         .unwrap()
@@ -245,10 +260,10 @@ async fn errors_read_as_the_server_wrote_them() {
         };
         let err = c.get_task("no-such-task", None).await.unwrap_err();
         let raw = raw_error(
-            c.endpoint(),
-            v,
+            &c,
             get,
             serde_json::json!({"id": "no-such-task"}),
+            (reqwest::Method::GET, "/tasks/no-such-task".into()),
         )
         .await;
         assert_eq!(err.to_string(), raw["message"].as_str().unwrap(), "{v:?}");
@@ -265,7 +280,13 @@ async fn errors_read_as_the_server_wrote_them() {
             .unwrap()
             .to_owned();
         let err = c.cancel_task(&id).await.unwrap_err();
-        let raw = raw_error(c.endpoint(), v, cancel, serde_json::json!({"id": id})).await;
+        let raw = raw_error(
+            &c,
+            cancel,
+            serde_json::json!({"id": id}),
+            (reqwest::Method::POST, format!("/tasks/{id}:cancel")),
+        )
+        .await;
         assert_eq!(err.to_string(), raw["message"].as_str().unwrap(), "{v:?}");
         assert!(!err.to_string().contains("UNSPECIFIED"), "{v:?}: {err}");
         assert!(

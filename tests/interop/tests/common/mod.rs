@@ -49,8 +49,15 @@ pub async fn sdk_scenario(
     cmd.arg(python_dir().join("sdk_client.py"))
         .arg(scenario)
         .arg(url);
-    if let Some(p) = protocol {
-        cmd.arg("--protocol").arg(p);
+    match protocol {
+        // v1.0 over HTTP+JSON.
+        Some("rest") => {
+            cmd.args(["--protocol", "1.0", "--binding", "HTTP+JSON"]);
+        }
+        Some(p) => {
+            cmd.arg("--protocol").arg(p);
+        }
+        None => {}
     }
     let out = tokio::time::timeout(Duration::from_secs(60), cmd.output())
         .await

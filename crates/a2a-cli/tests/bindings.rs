@@ -42,6 +42,35 @@ fn every_command_speaks_rest_when_asked() {
             "{binding}: a finished task cannot be canceled"
         );
 
+        for mode in ["send", "stream"] {
+            let o = a2a(&[
+                "bench",
+                &echo,
+                "--binding",
+                binding,
+                "--mode",
+                mode,
+                "-n",
+                "20",
+                "-c",
+                "2",
+                "--json",
+            ]);
+            assert!(o.status.success(), "{binding} {mode}: {}", stderr(&o));
+            let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+            assert_eq!(
+                (v["ok"].as_u64(), v["errors"].as_u64()),
+                (Some(20), Some(0)),
+                "{v}"
+            );
+            let expected = if binding == "rest" {
+                "HTTP+JSON"
+            } else {
+                "JSONRPC"
+            };
+            assert_eq!(v["binding"], expected);
+        }
+
         let o = a2a(&["stream", &multi, "start", "--binding", binding]);
         let out = stdout(&o);
         assert!(

@@ -204,6 +204,7 @@ pub(crate) async fn run(mut args: BenchArgs) -> anyhow::Result<u8> {
                 uri,
                 version: client.protocol_version(),
                 headers,
+                rest: client.binding() == a2a_types::binding::HTTP_JSON,
             })
         }
         _ => None,
@@ -252,6 +253,7 @@ pub(crate) async fn run(mut args: BenchArgs) -> anyhow::Result<u8> {
         crate::output::json_line(&json!({
             "url": client.endpoint(),
             "protocol": client.protocol_version().as_str(),
+            "binding": client.binding(),
             "mode": format!("{:?}", args.mode).to_lowercase(),
             "concurrency": args.concurrency,
             "seconds": elapsed,
@@ -269,10 +271,11 @@ pub(crate) async fn run(mut args: BenchArgs) -> anyhow::Result<u8> {
         }));
     } else {
         println!(
-            "a2a bench: {:?} x{} for {elapsed:.1} s against {} (A2A {})",
+            "a2a bench: {:?} x{} for {elapsed:.1} s against {} ({} A2A {})",
             args.mode,
             args.concurrency,
             client.endpoint(),
+            client.binding(),
             client.protocol_version().as_str()
         );
         println!("  requests:   {} ok, {} errors", total.ok, total.errors);

@@ -24,6 +24,8 @@ pub(crate) struct Target {
     pub(crate) uri: Uri,
     pub(crate) version: ProtocolVersion,
     pub(crate) headers: HeaderMap,
+    /// HTTP+JSON (`{uri}/message:send`, bare bodies) instead of JSON-RPC at `uri`.
+    pub(crate) rest: bool,
 }
 
 /// One persistent connection.
@@ -60,9 +62,35 @@ impl Conn {
     ) -> anyhow::Result<Request<Full<Bytes>>> {
         self.next_id += 1;
         let body = serde_json::to_vec(&JsonRpcRequest::new(self.next_id, method, params))?;
-        let t = &self.target;
         // Origin-form request target (`/path`), as servers expect from a direct client.
-        let path = t.uri.path_and_query().map_or("/", |p| p.as_str());
+        let path = self
+            .target
+            .uri
+            .path_and_query()
+            .map_or("/", |p| p.as_str())
+            .to_owned();
+        self.post(&path, body, stream)
+    }
+
+    /// An HTTP+JSON send: `SendMessageRequest` itself to `{path}/message:send` (or `:stream`).
+    fn rest_request(
+        &self,
+        req: &SendMessageRequest,
+        stream: bool,
+    ) -> anyhow::Result<Request<Full<Bytes>>> {
+        let base = self.target.uri.path().trim_end_matches('/');
+        let verb = if stream { "stream" } else { "send" };
+        let path = format!("{base}/message:{verb}");
+        self.post(&path, serde_json::to_vec(req)?, stream)
+    }
+
+    fn post(
+        &self,
+        path: &str,
+        body: Vec<u8>,
+        stream: bool,
+    ) -> anyhow::Result<Request<Full<Bytes>>> {
+        let t = &self.target;
         let mut req = Request::post(path)
             .header(
                 HOST,
@@ -93,6 +121,17 @@ impl Conn {
 
     /// A blocking send; fails on transport errors, HTTP errors and JSON-RPC errors.
     pub(crate) async fn send(&mut self, req: &SendMessageRequest) -> anyhow::Result<()> {
+        if self.target.rest {
+            let http_req = self.rest_request(req, false)?;
+            let resp = self.exchange(http_req).await?;
+            let status = resp.status();
+            let body = resp.into_body().collect().await?.to_bytes();
+            if !status.is_success() {
+                bail!("HTTP {status}: {}", String::from_utf8_lossy(&body));
+            }
+            serde_json::from_slice::<SendMessageResponse>(&body)?;
+            return Ok(());
+        }
         let http_req = match self.target.version {
             ProtocolVersion::V03 => self.request(
                 method::v03::MESSAGE_SEND,
@@ -120,6 +159,7 @@ impl Conn {
     /// A streamed send read to its end; returns the number of events.
     pub(crate) async fn stream(&mut self, req: &SendMessageRequest) -> anyhow::Result<u64> {
         let http_req = match self.target.version {
+            _ if self.target.rest => self.rest_request(req, true)?,
             ProtocolVersion::V03 => self.request(
                 method::v03::MESSAGE_STREAM,
                 &v03::MessageSendParams::from(req),
@@ -141,6 +181,12 @@ impl Conn {
             };
             for ev in parser.feed(&data) {
                 match self.target.version {
+                    _ if self.target.rest => {
+                        if ev.data.contains("\"error\"") {
+                            bail!("stream error: {}", ev.data);
+                        }
+                        serde_json::from_str::<StreamResponse>(&ev.data)?;
+                    }
                     ProtocolVersion::V03 => check(serde_json::from_str::<
                         JsonRpcResponse<v03::StreamEvent>,
                     >(&ev.data)?)?,

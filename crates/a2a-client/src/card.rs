@@ -59,6 +59,8 @@ pub enum Binding {
     JsonRpc,
     /// HTTP+JSON, REST (v1.0).
     HttpJson,
+    /// gRPC (v1.0; the `grpc` feature).
+    Grpc,
 }
 
 impl Binding {
@@ -67,34 +69,39 @@ impl Binding {
         match self {
             Self::JsonRpc => binding::JSONRPC,
             Self::HttpJson => binding::HTTP_JSON,
+            Self::Grpc => binding::GRPC,
         }
     }
 
-    /// Parses `jsonrpc` / `rest` (or the card's names, any case).
+    /// Parses `jsonrpc` / `rest` / `grpc` (or the card's names, any case).
     pub fn parse(s: &str) -> Option<Self> {
         match s.to_ascii_lowercase().as_str() {
             "jsonrpc" | "json-rpc" => Some(Self::JsonRpc),
             "rest" | "http+json" | "http_json" | "httpjson" => Some(Self::HttpJson),
+            "grpc" => Some(Self::Grpc),
             _ => None,
         }
     }
 }
 
-/// Picks the interface to use, in this order: JSON-RPC at v1.0, HTTP+JSON at v1.0, JSON-RPC
-/// at v0.3 (servers that only speak v0.3, like some hosted agent servers). `version` and
-/// `binding` restrict the choice to one version or one binding.
+/// Picks the interface to use, in this order: JSON-RPC at v1.0, gRPC at v1.0 (when built
+/// with the `grpc` feature), HTTP+JSON at v1.0, JSON-RPC at v0.3 (servers that only speak
+/// v0.3, like some hosted agent servers). `version` and `binding` restrict the choice to one
+/// version or one binding.
 pub fn select_interface(
     card: &AgentCard,
     version: Option<ProtocolVersion>,
     binding: Option<Binding>,
 ) -> Result<(AgentInterface, ProtocolVersion, Binding), ClientError> {
-    const PREFERENCE: [(Binding, ProtocolVersion); 3] = [
+    const PREFERENCE: [(Binding, ProtocolVersion); 4] = [
         (Binding::JsonRpc, ProtocolVersion::V1),
+        (Binding::Grpc, ProtocolVersion::V1),
         (Binding::HttpJson, ProtocolVersion::V1),
         (Binding::JsonRpc, ProtocolVersion::V03),
     ];
     let wanted = PREFERENCE
         .into_iter()
+        .filter(|(b, _)| cfg!(feature = "grpc") || *b != Binding::Grpc)
         .filter(|(b, v)| binding.is_none_or(|w| w == *b) && version.is_none_or(|w| w == *v));
     for (b, v) in wanted {
         if let Some(i) = card.supported_interfaces.iter().find(|i| {

@@ -67,7 +67,8 @@ impl ClientBuilder {
         self
     }
 
-    /// Speaks only this binding (default: JSON-RPC, then HTTP+JSON, as the card offers).
+    /// Speaks only this binding (default: JSON-RPC, then gRPC, then HTTP+JSON, as the card
+    /// offers).
     pub fn binding(mut self, binding: Binding) -> Self {
         self.binding = Some(binding);
         self
@@ -120,6 +121,14 @@ impl ClientBuilder {
         let (iface, version, binding) = card::select_interface(&card, self.version, self.binding)?;
         let (url, headers, timeout) = (iface.url, self.headers, self.timeout);
         let transport: Arc<dyn Transport> = match (binding, version) {
+            #[cfg(feature = "grpc")]
+            (Binding::Grpc, _) => Arc::new(crate::transport::GrpcV1::new(
+                &url,
+                iface.tenant.clone(),
+                headers,
+                timeout,
+                self.connect_timeout,
+            )?),
             (Binding::HttpJson, _) => Arc::new(RestV1::new(http, &url, headers, timeout)?),
             (_, ProtocolVersion::V03) => Arc::new(JsonRpcV03::new(http, url, headers, timeout)),
             _ => Arc::new(JsonRpcV1::new(http, url, headers, timeout)),

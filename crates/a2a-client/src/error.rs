@@ -46,9 +46,9 @@ pub enum ClientError {
         /// What the server said (its 404 body's message, and the agents it lists).
         hint: Option<String>,
     },
-    /// The card offers no interface this client speaks (JSON-RPC, v1.0 or v0.3).
+    /// The card offers no interface this client speaks.
     #[error(
-        "the agent card offers no supported interface (this client speaks JSON-RPC 1.0 and 0.3): {0}"
+        "the agent card offers no supported interface (this client speaks JSON-RPC 1.0 and 0.3, HTTP+JSON 1.0 and gRPC 1.0): {0}"
     )]
     NoSupportedInterface(String),
     /// The agent does not support this operation (per its card or protocol version).

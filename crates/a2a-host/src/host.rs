@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use a2a_server::transport::card::{self, CardEndpoint};
 use a2a_server::{
-    AgentExecutor, RequestHandler, ServeOptions, agent_rpc_routes, card_routes, in_memory_handler,
+    AgentExecutor, RequestHandler, ServeOptions, agent_rpc_routes, card_routes, grpc_routes,
+    in_memory_handler,
 };
 use a2a_types::AgentCard;
 use axum::Router;
@@ -126,8 +127,30 @@ impl AgentHost {
             .collect()
     }
 
-    /// The router.
+    /// Every route: the HTTP bindings and cards ([`http_router`](Self::http_router)) and
+    /// gRPC ([`grpc_router`](Self::grpc_router)), on one port.
     pub fn router(&self) -> Router {
+        self.http_router().merge(self.grpc_router())
+    }
+
+    /// The gRPC service for every agent (empty when the options switch gRPC off): each agent
+    /// is the tenant `a2a/{id}`, the root agent the empty tenant.
+    pub fn grpc_router(&self) -> Router {
+        let agents = self
+            .agents
+            .iter()
+            .map(|a| (format!("/a2a/{}", a.id), a.handler.clone()))
+            .chain(self.root.iter().map(|a| (String::new(), a.handler.clone())))
+            .collect::<Vec<_>>();
+        grpc_routes(
+            agents.iter().map(|(p, h)| (p.as_str(), h.clone())),
+            &self.options,
+        )
+    }
+
+    /// The JSON-RPC and HTTP+JSON routes and the cards, without gRPC (to serve gRPC on a
+    /// port of its own).
+    pub fn http_router(&self) -> Router {
         let mut router = Router::new();
         let mut cards = BTreeMap::new();
         for agent in &self.agents {

@@ -7,8 +7,9 @@
 //!   enforces the task lifecycle and carries out cancellation.
 //! - [`RequestHandler`]: the protocol semantics of one agent, shared by every binding.
 //! - [`A2aServer`]: one agent served in a few lines, with graceful shutdown.
-//! - [`transport`]: JSON-RPC 2.0 (v1.0 and v0.3 methods on one endpoint), SSE streaming,
-//!   agent cards; [`router`] assembles them into an axum router and serves it.
+//! - [`transport`]: JSON-RPC 2.0 (v1.0 and v0.3 methods on one endpoint), HTTP+JSON, gRPC
+//!   (the `grpc` feature, on by default), SSE streaming, agent cards; [`router`] assembles
+//!   them into an axum router and serves it (HTTP/1.1 and HTTP/2 on one port).
 
 pub mod bus;
 mod executor;
@@ -27,7 +28,8 @@ pub use executor::{
 };
 pub use handler::{DEFAULT_PAGE_SIZE, HandlerConfig, RequestHandler, SendAnswer, TaskAnswer};
 pub use router::{
-    ServeOptions, agent_routes, agent_rpc_routes, card_routes, serve, serve_with_drain, spawn_local,
+    Bindings, ServeOptions, agent_routes, agent_rpc_routes, card_routes, grpc_routes, serve,
+    serve_with_drain, spawn_local,
 };
 pub use runtime::{
     Recovery, RuntimeConfig, StreamItem, StreamPayload, TaskEventStream, TaskRuntime,

@@ -24,33 +24,116 @@ pub struct ServeOptions {
     pub public_url: Option<String>,
     /// Which card `/.well-known/agent-card.json` serves.
     pub card_compat: CardCompat,
-    /// JSON-RPC limits.
+    /// JSON-RPC limits (HTTP+JSON and gRPC requests have the same size limit).
     pub jsonrpc: JsonRpcConfig,
+    /// Which bindings are served and listed in the cards.
+    pub bindings: Bindings,
+    /// The `host:port` to advertise for gRPC (default: the host and port of the public URL,
+    /// or of the address clients use). Set it when gRPC is served on a port of its own.
+    pub grpc_address: Option<String>,
 }
 
-/// The binding routes of one agent mounted at `path` (`""` for the root, else like
+/// Which bindings are served (all by default). gRPC needs the `grpc` feature.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Bindings {
+    /// JSON-RPC 2.0 (v1.0 and v0.3 methods).
+    pub jsonrpc: bool,
+    /// HTTP+JSON (REST).
+    pub http_json: bool,
+    /// gRPC (`lf.a2a.v1.A2AService`).
+    pub grpc: bool,
+}
+
+impl Default for Bindings {
+    fn default() -> Self {
+        Self {
+            jsonrpc: true,
+            http_json: true,
+            grpc: cfg!(feature = "grpc"),
+        }
+    }
+}
+
+impl Bindings {
+    /// Only the bindings named (`jsonrpc`, `rest` or `http+json`, `grpc`); `None` for an
+    /// unknown name.
+    pub fn parse_list(names: &str) -> Option<Self> {
+        let mut b = Self {
+            jsonrpc: false,
+            http_json: false,
+            grpc: false,
+        };
+        for name in names.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            match name.to_ascii_lowercase().as_str() {
+                "jsonrpc" | "json-rpc" => b.jsonrpc = true,
+                "rest" | "http+json" | "http_json" => b.http_json = true,
+                "grpc" => b.grpc = true,
+                _ => return None,
+            }
+        }
+        Some(b)
+    }
+}
+
+/// The HTTP binding routes of one agent mounted at `path` (`""` for the root, else like
 /// `/a2a/echo`): JSON-RPC at the path itself (with or without a trailing slash) and HTTP+JSON
 /// under it (`path/message:send`, …); and the endpoint that serves its cards.
+///
+/// gRPC has one path per method for the whole server, so its routes are not here: add
+/// [`grpc_routes`] for all agents at once ([`A2aServer`](crate::A2aServer) and the host do).
 pub fn agent_rpc_routes(
     handler: Arc<RequestHandler>,
     path: &str,
     opts: &ServeOptions,
 ) -> (Router, Arc<CardEndpoint>) {
     let path = path.trim_end_matches('/');
-    let rpc = Arc::new(JsonRpcEndpoint::new(handler.clone(), opts.jsonrpc));
-    let card = Arc::new(CardEndpoint::new(
-        handler.card().clone(),
-        path,
-        opts.public_url.clone(),
-        opts.card_compat,
-    ));
-    let endpoint = || post(jsonrpc::handle).get(post_only);
-    let mut router = Router::new().route(&format!("{path}/"), endpoint());
-    if !path.is_empty() {
-        router = router.route(path, endpoint());
+    let card = Arc::new(
+        CardEndpoint::new(
+            handler.card().clone(),
+            path,
+            opts.public_url.clone(),
+            opts.card_compat,
+        )
+        .with_bindings(opts.bindings, opts.grpc_address.clone()),
+    );
+    let mut router = Router::new();
+    if opts.bindings.jsonrpc {
+        let rpc = Arc::new(JsonRpcEndpoint::new(handler.clone(), opts.jsonrpc));
+        let endpoint = || post(jsonrpc::handle).get(post_only);
+        let mut routes = Router::new().route(&format!("{path}/"), endpoint());
+        if !path.is_empty() {
+            routes = routes.route(path, endpoint());
+        }
+        router = router.merge(routes.with_state(rpc));
     }
-    let rest = Arc::new(RestEndpoint::new(handler, opts.jsonrpc));
-    (router.with_state(rpc).merge(rest_routes(rest, path)), card)
+    if opts.bindings.http_json {
+        let rest = Arc::new(RestEndpoint::new(handler, opts.jsonrpc));
+        router = router.merge(rest_routes(rest, path));
+    }
+    (router, card)
+}
+
+/// The gRPC service for every agent of a server, each given with the path it is mounted at
+/// (its gRPC `tenant` is that path without slashes; see [`grpc::tenant_of`]). Empty when
+/// `opts` switches gRPC off or the `grpc` feature is not built.
+///
+/// [`grpc::tenant_of`]: crate::transport::grpc::tenant_of
+pub fn grpc_routes<'a>(
+    agents: impl IntoIterator<Item = (&'a str, Arc<RequestHandler>)>,
+    opts: &ServeOptions,
+) -> Router {
+    #[cfg(feature = "grpc")]
+    if opts.bindings.grpc {
+        let mut endpoint = crate::transport::grpc::GrpcEndpoint::new()
+            .max_message_bytes(opts.jsonrpc.max_body_bytes);
+        for (path, handler) in agents {
+            endpoint = endpoint.agent(path, handler);
+        }
+        return endpoint.routes();
+    }
+    let _ = (agents.into_iter().count(), opts);
+    Router::new()
 }
 
 /// The card routes under `path`: `path/.well-known/agent-card.json` (v1.0, or merged) and
@@ -69,10 +152,13 @@ pub fn card_routes(card: Arc<CardEndpoint>, path: &str) -> Router {
         .with_state(card)
 }
 
-/// Every route of one agent mounted at `path`: its bindings and its cards.
+/// Every route of one agent mounted at `path`: its bindings (gRPC included) and its cards.
+/// To serve several agents on one server, combine [`agent_rpc_routes`] and [`card_routes`]
+/// of each with one [`grpc_routes`] for all: gRPC paths belong to the whole server.
 pub fn agent_routes(handler: Arc<RequestHandler>, path: &str, opts: &ServeOptions) -> Router {
-    let (rpc, card) = agent_rpc_routes(handler, path, opts);
+    let (rpc, card) = agent_rpc_routes(handler.clone(), path, opts);
     rpc.merge(card_routes(card, path))
+        .merge(grpc_routes([(path, handler)], opts))
 }
 
 /// `GET` on a JSON-RPC endpoint: a JSON 405 that says what to do instead.

@@ -465,6 +465,17 @@ pub struct OAuth2SecurityScheme {
     pub oauth2_metadata_url: Option<String>,
 }
 
+impl OAuth2SecurityScheme {
+    /// A scheme with these flows.
+    pub fn new(flows: OAuthFlows) -> Self {
+        Self {
+            description: None,
+            flows,
+            oauth2_metadata_url: None,
+        }
+    }
+}
+
 /// OpenID Connect scheme.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

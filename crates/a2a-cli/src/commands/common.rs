@@ -22,6 +22,8 @@ pub(crate) enum BindingArg {
     Jsonrpc,
     /// HTTP+JSON (REST).
     Rest,
+    /// gRPC.
+    Grpc,
 }
 
 /// How to reach the agent.
@@ -38,7 +40,7 @@ pub(crate) struct ConnectArgs {
     /// Protocol version to use (default: 1.0 when the card offers it, else 0.3).
     #[arg(long, value_enum)]
     pub(crate) protocol: Option<ProtocolArg>,
-    /// Protocol binding to use (default: JSON-RPC, then REST, as the card offers).
+    /// Protocol binding to use (default: JSON-RPC, then gRPC, then REST, as the card offers).
     #[arg(long, value_enum)]
     pub(crate) binding: Option<BindingArg>,
     /// Skip the agent card: talk JSON-RPC to URL directly.
@@ -91,6 +93,7 @@ impl ConnectArgs {
             b = b.binding(match binding {
                 BindingArg::Jsonrpc => Binding::JsonRpc,
                 BindingArg::Rest => Binding::HttpJson,
+                BindingArg::Grpc => Binding::Grpc,
             });
         }
         Ok(b)
@@ -109,8 +112,8 @@ impl ConnectArgs {
         let b = self.builder(timeout)?;
         let url = self.url();
         if self.no_card {
-            if matches!(self.binding, Some(BindingArg::Rest)) {
-                bail!("--no-card talks JSON-RPC; drop --binding rest, or let the card be read");
+            if matches!(self.binding, Some(BindingArg::Rest | BindingArg::Grpc)) {
+                bail!("--no-card talks JSON-RPC; drop --binding, or let the card be read");
             }
             let v = self.protocol.map_or(ProtocolVersion::V1, version);
             return b.endpoint(&url, v).context("cannot set up the client");

@@ -8,8 +8,8 @@ use a2a_host::{AgentHost, HostAgent};
 use a2a_server::store::{InMemoryTaskStore, InMemoryTaskStoreConfig, TaskStore};
 use a2a_server::transport::jsonrpc::JsonRpcConfig;
 use a2a_server::{
-    CardCompat, EventBus, HandlerConfig, InProcessBus, RequestHandler, RuntimeConfig, ServeOptions,
-    TaskRuntime,
+    Bindings, CardCompat, EventBus, HandlerConfig, InProcessBus, RequestHandler, RuntimeConfig,
+    ServeOptions, TaskRuntime,
 };
 use a2a_store_sql::{LeaseConfig, NotifyHub, RetentionConfig, SqlTaskStore};
 use anyhow::{Context, bail};
@@ -78,6 +78,17 @@ pub(crate) struct ServeArgs {
     /// Most history messages ever returned, whatever a request asks.
     #[arg(long)]
     max_history_length: Option<usize>,
+    /// Bindings to serve and list in the cards, comma-separated: `jsonrpc`, `rest`, `grpc`.
+    #[arg(long, default_value = "jsonrpc,rest,grpc", value_name = "LIST")]
+    bindings: String,
+    /// Serve gRPC on this port instead of on `--port` (where it shares the port with HTTP,
+    /// over HTTP/2); 0 picks a free one.
+    #[arg(long, value_name = "PORT")]
+    grpc_port: Option<u16>,
+    /// The `host:port` the cards give for gRPC (default: the public URL's host, or the
+    /// listen address, with the gRPC port).
+    #[arg(long, value_name = "HOST:PORT")]
+    grpc_address: Option<String>,
     /// Seconds to let open requests and streams finish after SIGINT/SIGTERM.
     #[arg(long, default_value_t = 10.0)]
     drain_seconds: f64,
@@ -177,6 +188,40 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let mut jsonrpc = JsonRpcConfig::default();
     jsonrpc.max_body_bytes = args.max_body_bytes;
     options.jsonrpc = jsonrpc;
+    options.bindings = Bindings::parse_list(&args.bindings).with_context(|| {
+        format!(
+            "--bindings {:?}: name jsonrpc, rest and grpc, comma-separated",
+            args.bindings
+        )
+    })?;
+    if !(options.bindings.jsonrpc || options.bindings.http_json || options.bindings.grpc) {
+        bail!("--bindings: serve at least one binding");
+    }
+    if args.grpc_port.is_some() && !options.bindings.grpc {
+        bail!("--grpc-port: gRPC is switched off by --bindings");
+    }
+    // A separate gRPC port is bound before the cards are built, so that they can name it.
+    let grpc_listener = match args.grpc_port {
+        Some(port) => {
+            let listener = tokio::net::TcpListener::bind((args.host.as_str(), port))
+                .await
+                .with_context(|| format!("cannot listen for gRPC on {}:{port}", args.host))?;
+            let bound = listener.local_addr()?;
+            let host = args
+                .public_url
+                .as_deref()
+                .and_then(|u| u.parse::<http::Uri>().ok())
+                .and_then(|u| u.host().map(str::to_owned))
+                .unwrap_or_else(|| bound.ip().to_string());
+            options.grpc_address = Some(format!("{host}:{}", bound.port()));
+            Some(listener)
+        }
+        None => None,
+    };
+    if let Some(address) = &args.grpc_address {
+        options.grpc_address = Some(address.clone());
+    }
+    let grpc_banner = grpc_listener.as_ref().and(options.grpc_address.clone());
 
     let db = open_store(&args.store).await?;
     let mut host = AgentHost::new(options);
@@ -231,6 +276,9 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
             redacted(&args.store)
         ),
     };
+    if let Some(address) = &grpc_banner {
+        banner.push_str(&format!("a2a: gRPC at {address}\n"));
+    }
     if args.agent.is_none() {
         for name in &names {
             banner.push_str(&format!("  {name:<12} {base}/a2a/{name}\n"));
@@ -276,7 +324,34 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         }
     };
     let drain = std::time::Duration::from_secs_f64(args.drain_seconds.max(0.0));
-    a2a_server::serve_with_drain(listener, host.router(), on_signal, drain).await?;
+    match grpc_listener {
+        None => a2a_server::serve_with_drain(listener, host.router(), on_signal, drain).await?,
+        Some(grpc_listener) => {
+            let (stop, stopped) = tokio::sync::watch::channel(false);
+            let signalled = async move {
+                on_signal.await;
+                let _ = stop.send(true);
+            };
+            let on_stop = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
+                let _ = rx.wait_for(|stopped| *stopped).await;
+            };
+            let http = a2a_server::serve_with_drain(
+                listener,
+                host.http_router(),
+                on_stop(stopped.clone()),
+                drain,
+            );
+            let grpc = a2a_server::serve_with_drain(
+                grpc_listener,
+                host.grpc_router(),
+                on_stop(stopped),
+                drain,
+            );
+            let (_, http, grpc) = tokio::join!(signalled, http, grpc);
+            http?;
+            grpc?;
+        }
+    }
     // Canceled executions get their grace period, then are aborted: wait for them, so that
     // each task's last state is written before the process retires from the store.
     for runtime in &runtimes {

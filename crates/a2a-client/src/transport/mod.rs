@@ -3,9 +3,11 @@
 //! does not depend on the wire (tenants, outcomes, stream resumption); the transport encodes,
 //! sends and decodes.
 //!
-//! Implemented: JSON-RPC 2.0 in v1.0 ([`JsonRpcV1`]) and v0.3 ([`JsonRpcV03`]), and
-//! HTTP+JSON in v1.0 ([`RestV1`]).
+//! Implemented: JSON-RPC 2.0 in v1.0 ([`JsonRpcV1`]) and v0.3 ([`JsonRpcV03`]),
+//! HTTP+JSON in v1.0 ([`RestV1`]), and gRPC in v1.0 ([`GrpcV1`], the `grpc` feature).
 
+#[cfg(feature = "grpc")]
+mod grpc;
 mod jsonrpc;
 mod rest;
 
@@ -18,6 +20,8 @@ use a2a_types::{
 };
 use futures::Stream;
 
+#[cfg(feature = "grpc")]
+pub use grpc::GrpcV1;
 pub use jsonrpc::{JsonRpcV1, JsonRpcV03};
 pub use rest::RestV1;
 

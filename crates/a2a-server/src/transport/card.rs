@@ -11,6 +11,8 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 
+use crate::router::Bindings;
+
 /// Which card `/.well-known/agent-card.json` serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
@@ -50,6 +52,8 @@ pub struct CardEndpoint {
     /// When the card took its current content (second precision, as HTTP dates have).
     modified: SystemTime,
     modified_header: HeaderValue,
+    bindings: Bindings,
+    grpc_address: Option<String>,
     cache: Mutex<Option<Arc<Rendered>>>,
 }
 
@@ -77,8 +81,18 @@ impl CardEndpoint {
             compat,
             modified,
             modified_header,
+            bindings: Bindings::default(),
+            grpc_address: None,
             cache: Mutex::new(None),
         }
+    }
+
+    /// Lists only the interfaces of `bindings`, the gRPC one at `grpc_address` (`host:port`;
+    /// default: the host and port of the base URL).
+    pub fn with_bindings(mut self, bindings: Bindings, grpc_address: Option<String>) -> Self {
+        self.bindings = bindings;
+        self.grpc_address = grpc_address;
+        self
     }
 
     /// The JSON-RPC URL of the agent for a given base URL.
@@ -94,13 +108,41 @@ impl CardEndpoint {
     pub fn card_for(&self, base: &str) -> AgentCard {
         let mut card = (*self.template).clone();
         let url = self.endpoint_url(base);
-        // HTTP+JSON resources live under the agent's path (`{path}/message:send`, …).
-        let rest = format!("{base}{}", self.path);
-        card.supported_interfaces = vec![
-            AgentInterface::new(url.clone(), binding::JSONRPC, a2a_types::PROTOCOL_VERSION),
-            AgentInterface::new(rest, binding::HTTP_JSON, a2a_types::PROTOCOL_VERSION),
-            AgentInterface::new(url, binding::JSONRPC, a2a_types::PROTOCOL_VERSION_V03),
-        ];
+        let mut interfaces = Vec::with_capacity(4);
+        if self.bindings.jsonrpc {
+            interfaces.push(AgentInterface::new(
+                url.clone(),
+                binding::JSONRPC,
+                a2a_types::PROTOCOL_VERSION,
+            ));
+        }
+        if self.bindings.http_json {
+            // HTTP+JSON resources live under the agent's path (`{path}/message:send`, …).
+            let rest = format!("{base}{}", self.path);
+            interfaces.push(AgentInterface::new(
+                rest,
+                binding::HTTP_JSON,
+                a2a_types::PROTOCOL_VERSION,
+            ));
+        }
+        if self.bindings.grpc && cfg!(feature = "grpc") {
+            // gRPC addresses are `host:port` (spec §4.4.6); the agent is picked by tenant.
+            let address = self.grpc_address.clone().unwrap_or_else(|| host_port(base));
+            let mut grpc = AgentInterface::new(address, binding::GRPC, a2a_types::PROTOCOL_VERSION);
+            let tenant = self.path.trim_matches('/');
+            if !tenant.is_empty() {
+                grpc.tenant = Some(tenant.to_owned());
+            }
+            interfaces.push(grpc);
+        }
+        if self.bindings.jsonrpc {
+            interfaces.push(AgentInterface::new(
+                url,
+                binding::JSONRPC,
+                a2a_types::PROTOCOL_VERSION_V03,
+            ));
+        }
+        card.supported_interfaces = interfaces;
         card
     }
 
@@ -139,6 +181,22 @@ impl CardEndpoint {
             .filter(|p| *p == "https")
             .unwrap_or("http");
         format!("{scheme}://{host}")
+    }
+}
+
+/// The `host:port` of a base URL (`https://a.example` → `a.example:443`).
+fn host_port(base: &str) -> String {
+    let (scheme, rest) = base.split_once("://").unwrap_or(("http", base));
+    let authority = rest.split('/').next().unwrap_or(rest);
+    let has_port = authority
+        .rsplit_once(':')
+        .is_some_and(|(_, p)| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+    if has_port {
+        authority.to_owned()
+    } else if scheme.eq_ignore_ascii_case("https") {
+        format!("{authority}:443")
+    } else {
+        format!("{authority}:80")
     }
 }
 

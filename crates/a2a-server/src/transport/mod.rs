@@ -2,6 +2,8 @@
 
 pub mod card;
 mod envelope;
+#[cfg(feature = "grpc")]
+pub mod grpc;
 mod http_request;
 pub mod jsonrpc;
 pub mod rest;

@@ -1,0 +1,270 @@
+//! The gRPC binding, spec §10: service `lf.a2a.v1.A2AService` from the normative
+//! `a2a.proto`, unary and server-streaming methods, service parameters as lowercase
+//! metadata (`a2a-version`, `a2a-extensions`), errors as statuses with `ErrorInfo` details.
+//!
+//! gRPC has one path per method for the whole server, so the agents of a server share one
+//! endpoint and a request's `tenant` field picks the agent: each agent's card lists its
+//! gRPC interface with that tenant (the agent's path without its leading `/`, so the
+//! `tenant` of `/a2a/echo` is `a2a/echo`; empty for the agent at the root). Every operation
+//! goes to the same [`RequestHandler`] as the other bindings; this module only translates.
+
+use std::collections::HashMap;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use a2a_grpc::pb;
+use a2a_grpc::status::to_status;
+use a2a_types::{A2aError, ProtocolVersion, StreamResponseRef};
+use axum::Router;
+use futures::{Stream, StreamExt};
+use tonic::{Request, Response, Status};
+
+use super::http_request::call_context;
+use super::version::negotiate_version;
+use crate::executor::CallContext;
+use crate::handler::RequestHandler;
+use crate::runtime::TaskEventStream;
+
+/// The agents served over gRPC on one server, by tenant.
+#[derive(Debug, Clone, Default)]
+pub struct GrpcEndpoint {
+    agents: HashMap<String, Arc<RequestHandler>>,
+    max_message_bytes: Option<usize>,
+}
+
+impl GrpcEndpoint {
+    /// An endpoint with no agents.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Serves `handler` for requests whose `tenant` is the tenant of an agent mounted at
+    /// `path` (see [`tenant_of`]).
+    pub fn agent(mut self, path: &str, handler: Arc<RequestHandler>) -> Self {
+        self.agents.insert(tenant_of(path), handler);
+        self
+    }
+
+    /// Largest accepted request message, in bytes (tonic's default otherwise: 4 MiB).
+    pub fn max_message_bytes(mut self, bytes: usize) -> Self {
+        self.max_message_bytes = Some(bytes);
+        self
+    }
+
+    /// Whether no agent is served.
+    pub fn is_empty(&self) -> bool {
+        self.agents.is_empty()
+    }
+
+    /// The routes of the service (`/lf.a2a.v1.A2AService/{method}`), to merge into the
+    /// server's router. HTTP/2 must be enabled on the server (it is, with `axum::serve`).
+    pub fn routes(self) -> Router {
+        let limit = self.max_message_bytes;
+        let mut service = a2a_grpc::A2aServiceServer::new(self);
+        if let Some(bytes) = limit {
+            service = service.max_decoding_message_size(bytes);
+        }
+        Router::new().route_service(&format!("/{}/{{*method}}", a2a_grpc::SERVICE_NAME), service)
+    }
+
+    fn handler(&self, tenant: &str) -> Result<&RequestHandler, Status> {
+        match self.agents.get(tenant) {
+            Some(h) => Ok(h),
+            None => {
+                let mut known: Vec<&str> = self.agents.keys().map(String::as_str).collect();
+                known.sort_unstable();
+                Err(Status::not_found(format!(
+                    "no agent for tenant {tenant:?} on this server (tenants: {known:?})"
+                )))
+            }
+        }
+    }
+}
+
+/// The gRPC tenant of the agent mounted at `path`: the path without its slashes at either
+/// end (`/a2a/echo` → `a2a/echo`; the root → empty).
+pub fn tenant_of(path: &str) -> String {
+    path.trim_matches('/').to_owned()
+}
+
+/// The call's context from its metadata, once its `a2a-version` allows v1.0.
+fn admit<T>(request: &Request<T>, tenant: &str) -> Result<Arc<CallContext>, Status> {
+    let headers = request.metadata().clone().into_headers();
+    match negotiate_version(&headers, None) {
+        Ok(ProtocolVersion::V1) => {
+            let mut call = call_context(ProtocolVersion::V1, headers);
+            if !tenant.is_empty()
+                && let Some(c) = Arc::get_mut(&mut call)
+            {
+                c.tenant = Some(tenant.to_owned());
+            }
+            Ok(call)
+        }
+        Ok(_) => Err(to_status(&A2aError::VersionNotSupported {
+            version: "0.3 (no a2a-version metadata; send \"a2a-version: 1.0\" for this binding)"
+                .into(),
+        })),
+        Err(e) => Err(to_status(&e)),
+    }
+}
+
+fn fail(err: &A2aError) -> Status {
+    to_status(err)
+}
+
+/// A stream event as protobuf.
+fn event_to_pb(r: StreamResponseRef<'_>) -> pb::StreamResponse {
+    use pb::stream_response::Payload;
+    let payload = match r {
+        StreamResponseRef::Task(t) => Some(Payload::Task(t.clone().into())),
+        StreamResponseRef::Message(m) => Some(Payload::Message(m.clone().into())),
+        StreamResponseRef::StatusUpdate(s) => Some(Payload::StatusUpdate(s.clone().into())),
+        StreamResponseRef::ArtifactUpdate(a) => Some(Payload::ArtifactUpdate(a.clone().into())),
+        _ => None,
+    };
+    pb::StreamResponse { payload }
+}
+
+/// The server stream of a task's events.
+pub type EventStream = Pin<Box<dyn Stream<Item = Result<pb::StreamResponse, Status>> + Send>>;
+
+fn event_stream(events: TaskEventStream) -> EventStream {
+    Box::pin(events.into_stream().map(|item| match item {
+        Ok(item) => Ok(event_to_pb(item.response())),
+        Err(e) => Err(fail(&e)),
+    }))
+}
+
+#[tonic::async_trait]
+impl a2a_grpc::A2aService for GrpcEndpoint {
+    async fn send_message(
+        &self,
+        request: Request<pb::SendMessageRequest>,
+    ) -> Result<Response<pb::SendMessageResponse>, Status> {
+        let handler = self.handler(&request.get_ref().tenant)?;
+        let call = admit(&request, &request.get_ref().tenant)?;
+        let req = request.into_inner().try_into().map_err(|e| fail(&e))?;
+        let answer = Box::pin(handler.send_message_answer(req, call))
+            .await
+            .map_err(|e| fail(&e))?;
+        Ok(Response::new(answer.into_response().into()))
+    }
+
+    type SendStreamingMessageStream = EventStream;
+
+    async fn send_streaming_message(
+        &self,
+        request: Request<pb::SendMessageRequest>,
+    ) -> Result<Response<EventStream>, Status> {
+        let handler = self.handler(&request.get_ref().tenant)?;
+        let call = admit(&request, &request.get_ref().tenant)?;
+        let req = request.into_inner().try_into().map_err(|e| fail(&e))?;
+        let events = Box::pin(handler.send_streaming_message(req, call))
+            .await
+            .map_err(|e| fail(&e))?;
+        Ok(Response::new(event_stream(events)))
+    }
+
+    async fn get_task(
+        &self,
+        request: Request<pb::GetTaskRequest>,
+    ) -> Result<Response<pb::Task>, Status> {
+        let handler = self.handler(&request.get_ref().tenant)?;
+        let call = admit(&request, &request.get_ref().tenant)?;
+        let task = handler
+            .get_task(request.into_inner().into(), &call)
+            .await
+            .map_err(|e| fail(&e))?;
+        Ok(Response::new(task.into()))
+    }
+
+    async fn list_tasks(
+        &self,
+        request: Request<pb::ListTasksRequest>,
+    ) -> Result<Response<pb::ListTasksResponse>, Status> {
+        let handler = self.handler(&request.get_ref().tenant)?;
+        let call = admit(&request, &request.get_ref().tenant)?;
+        let page = Box::pin(handler.list_tasks(request.into_inner().into(), &call))
+            .await
+            .map_err(|e| fail(&e))?;
+        Ok(Response::new(page.into()))
+    }
+
+    async fn cancel_task(
+        &self,
+        request: Request<pb::CancelTaskRequest>,
+    ) -> Result<Response<pb::Task>, Status> {
+        let handler = self.handler(&request.get_ref().tenant)?;
+        let call = admit(&request, &request.get_ref().tenant)?;
+        let task = Box::pin(handler.cancel_task(request.into_inner().into(), call))
+            .await
+            .map_err(|e| fail(&e))?;
+        Ok(Response::new(task.into()))
+    }
+
+    type SubscribeToTaskStream = EventStream;
+
+    async fn subscribe_to_task(
+        &self,
+        request: Request<pb::SubscribeToTaskRequest>,
+    ) -> Result<Response<EventStream>, Status> {
+        let handler = self.handler(&request.get_ref().tenant)?;
+        let call = admit(&request, &request.get_ref().tenant)?;
+        let events = Box::pin(handler.subscribe_to_task(request.into_inner().into(), &call))
+            .await
+            .map_err(|e| fail(&e))?;
+        Ok(Response::new(event_stream(events)))
+    }
+
+    async fn create_task_push_notification_config(
+        &self,
+        request: Request<pb::TaskPushNotificationConfig>,
+    ) -> Result<Response<pb::TaskPushNotificationConfig>, Status> {
+        Err(self.push_config(&request, &request.get_ref().tenant))
+    }
+
+    async fn get_task_push_notification_config(
+        &self,
+        request: Request<pb::GetTaskPushNotificationConfigRequest>,
+    ) -> Result<Response<pb::TaskPushNotificationConfig>, Status> {
+        Err(self.push_config(&request, &request.get_ref().tenant))
+    }
+
+    async fn list_task_push_notification_configs(
+        &self,
+        request: Request<pb::ListTaskPushNotificationConfigsRequest>,
+    ) -> Result<Response<pb::ListTaskPushNotificationConfigsResponse>, Status> {
+        Err(self.push_config(&request, &request.get_ref().tenant))
+    }
+
+    async fn get_extended_agent_card(
+        &self,
+        request: Request<pb::GetExtendedAgentCardRequest>,
+    ) -> Result<Response<pb::AgentCard>, Status> {
+        let handler = self.handler(&request.get_ref().tenant)?;
+        admit(&request, &request.get_ref().tenant)?;
+        let card = handler.get_extended_agent_card().map_err(|e| fail(&e))?;
+        Ok(Response::new((*card).clone().into()))
+    }
+
+    async fn delete_task_push_notification_config(
+        &self,
+        request: Request<pb::DeleteTaskPushNotificationConfigRequest>,
+    ) -> Result<Response<()>, Status> {
+        Err(self.push_config(&request, &request.get_ref().tenant))
+    }
+}
+
+impl GrpcEndpoint {
+    /// The answer of the push-notification config operations (not available yet).
+    fn push_config<T>(&self, request: &Request<T>, tenant: &str) -> Status {
+        let handler = match self.handler(tenant) {
+            Ok(h) => h,
+            Err(status) => return status,
+        };
+        match admit(request, tenant) {
+            Ok(call) => fail(&handler.push_config_operation(&call)),
+            Err(status) => status,
+        }
+    }
+}

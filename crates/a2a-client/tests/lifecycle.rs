@@ -47,9 +47,9 @@ fn req(text: &str) -> SendMessageRequest {
 }
 
 /// The same agent through every binding and version it offers: JSON-RPC v1.0, JSON-RPC
-/// v0.3 and HTTP+JSON v1.0. The tests below run each scenario on all three and expect the
-/// same outcomes.
-async fn every_binding(url: &str) -> [A2aClient; 3] {
+/// v0.3, HTTP+JSON v1.0 and gRPC v1.0. The tests below run each scenario on all four and
+/// expect the same outcomes.
+async fn every_binding(url: &str) -> [A2aClient; 4] {
     let v1 = A2aClient::builder()
         .protocol_version(ProtocolVersion::V1)
         .binding(Binding::JsonRpc)
@@ -67,7 +67,14 @@ async fn every_binding(url: &str) -> [A2aClient; 3] {
         .await
         .unwrap();
     assert_eq!(rest.endpoint(), url.trim_end_matches('/'));
-    [v1, v03, rest]
+    let grpc = A2aClient::builder()
+        .binding(Binding::Grpc)
+        .connect(url)
+        .await
+        .unwrap();
+    assert_eq!(grpc.binding(), "GRPC");
+    assert!(!grpc.endpoint().contains("://"), "{}", grpc.endpoint());
+    [v1, v03, rest, grpc]
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -228,6 +235,65 @@ async fn subscribe_and_resume_from_an_event_id() {
     }
 }
 
+/// gRPC events carry no ids (its messages have no place for them), so a gRPC subscriber
+/// follows a task to its end, and resumes with an id learned elsewhere: ids are positions in
+/// the task's log, the same on every binding.
+#[tokio::test(flavor = "multi_thread")]
+async fn subscribe_over_grpc_and_resume_from_an_id_seen_on_json_rpc() {
+    let base = host(None).await;
+    let url = format!("{base}/a2a/slow");
+    let grpc = A2aClient::builder()
+        .binding(Binding::Grpc)
+        .connect(&url)
+        .await
+        .unwrap();
+    let jsonrpc = A2aClient::builder()
+        .binding(Binding::JsonRpc)
+        .connect(&url)
+        .await
+        .unwrap();
+    let mut conf = SendMessageConfiguration::default();
+    conf.return_immediately = true;
+    let o = Outcome::from_response(
+        grpc.send(req("0.3").with_configuration(conf))
+            .await
+            .unwrap(),
+    );
+    let id = o.task_id().unwrap().to_owned();
+    let mut over_grpc = grpc.subscribe(&id).await.unwrap();
+    let mut over_jsonrpc = jsonrpc.subscribe(&id).await.unwrap();
+    let mut seen_grpc = Vec::new();
+    while let Some(ev) = over_grpc.next().await {
+        let ev = ev.unwrap();
+        assert_eq!(ev.id, None);
+        seen_grpc.push(ev.response);
+    }
+    let mut seen_jsonrpc = Vec::new();
+    while let Some(ev) = over_jsonrpc.next().await {
+        seen_jsonrpc.push(ev.unwrap());
+    }
+    assert!(matches!(seen_grpc[0], StreamResponse::Task(_)));
+    assert!(matches!(
+        seen_grpc.last(),
+        Some(StreamResponse::StatusUpdate(s)) if s.status.state == TaskState::Completed
+    ));
+    // Both saw the same events after the first (each starts with a snapshot of its moment).
+    let tail = |v: &[StreamResponse]| serde_json::to_value(&v[1..]).unwrap();
+    let jsonrpc_events: Vec<_> = seen_jsonrpc.iter().map(|e| e.response.clone()).collect();
+    assert_eq!(tail(&seen_grpc), tail(&jsonrpc_events));
+    // Resuming over gRPC after the JSON-RPC stream's first update replays the rest.
+    let cut = seen_jsonrpc[1].id.clone().expect("SSE events carry ids");
+    let mut resumed = grpc.subscribe_after(&id, Some(&cut)).await.unwrap();
+    let mut replay = Vec::new();
+    while let Some(ev) = resumed.next().await {
+        replay.push(ev.unwrap().response);
+    }
+    assert_eq!(
+        serde_json::to_value(&replay).unwrap(),
+        serde_json::to_value(&jsonrpc_events[2..]).unwrap()
+    );
+}
+
 async fn subscribe_and_resume(c: &A2aClient) {
     let mut conf = SendMessageConfiguration::default();
     conf.return_immediately = true;
@@ -268,12 +334,12 @@ async fn errors_are_typed() {
             "{err}"
         );
     }
-    let [v1, v03, rest] = every_binding(&format!("{base}/a2a/echo")).await;
+    let [v1, v03, rest, grpc] = every_binding(&format!("{base}/a2a/echo")).await;
     assert!(matches!(
         v03.list_tasks(Default::default()).await,
         Err(ClientError::Unsupported(_))
     ));
-    for c in [v1, rest] {
+    for c in [v1, rest, grpc] {
         assert!(c.list_tasks(Default::default()).await.is_ok());
         let err = c.extended_card().await.unwrap_err();
         assert!(

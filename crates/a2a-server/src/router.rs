@@ -181,12 +181,38 @@ async fn post_only(uri: Uri) -> Response {
     resp
 }
 
-/// A JSON 404 for unknown paths.
-pub async fn not_found(uri: Uri) -> Response {
+/// A JSON 404 for unknown paths; for a gRPC request (one nothing serves here, or gRPC is
+/// switched off), the gRPC answer `UNIMPLEMENTED`.
+pub async fn not_found(uri: Uri, headers: axum::http::HeaderMap) -> Response {
+    let is_grpc = headers
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/grpc"));
+    if is_grpc {
+        return grpc_unimplemented(uri.path());
+    }
     let body = serde_json::json!({
         "error": { "code": 404, "status": "NOT_FOUND", "message": format!("no A2A endpoint at {}", uri.path()) }
     });
     (StatusCode::NOT_FOUND, axum::Json(body)).into_response()
+}
+
+/// A trailers-only gRPC response with status 12 (`UNIMPLEMENTED`).
+fn grpc_unimplemented(path: &str) -> Response {
+    use axum::http::HeaderValue;
+    let mut resp = StatusCode::OK.into_response();
+    let h = resp.headers_mut();
+    h.insert(
+        axum::http::header::CONTENT_TYPE,
+        HeaderValue::from_static("application/grpc"),
+    );
+    h.insert("grpc-status", HeaderValue::from_static("12"));
+    // `grpc-message` is percent-encoded; the path's own characters are all safe here.
+    let message = format!("no gRPC method {path} on this server").replace(' ', "%20");
+    if let Ok(v) = HeaderValue::from_str(&message) {
+        h.insert("grpc-message", v);
+    }
+    resp
 }
 
 /// Serves `router` on `listener` with `TCP_NODELAY` on every connection, a JSON 404

@@ -43,8 +43,13 @@ pub(crate) async fn card(args: CardArgs) -> anyhow::Result<u8> {
     println!("{} (version {})", card.name, card.version);
     println!("  {}", card.description);
     for i in &card.supported_interfaces {
+        let tenant = i
+            .tenant
+            .as_deref()
+            .map(|t| format!(" (tenant {t})"))
+            .unwrap_or_default();
         println!(
-            "  interface: {} {} at {}",
+            "  interface: {} {} at {}{tenant}",
             i.protocol_binding, i.protocol_version, i.url
         );
     }

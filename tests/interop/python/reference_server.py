@@ -1,10 +1,11 @@
 """A reference A2A server built on the official Python SDK (a2a-sdk), for interop tests and
 side-by-side benchmarks.
 
-    python reference_server.py --port 9999
+    python reference_server.py --port 9999 [--grpc-port 9998]
 
 JSON-RPC at `/` (v1.0 methods with `A2A-Version: 1.0`, v0.3 methods without), HTTP+JSON
-(v1.0) under `/rest`, card at `/.well-known/agent-card.json`. Behaviour is keyed on the user's text:
+(v1.0) under `/rest`, gRPC (v1.0) on `--grpc-port` when given, card at
+`/.well-known/agent-card.json`. Behaviour is keyed on the user's text:
 
     message: ...   a direct Message reply, no task
     echo ...       a completed task with one artifact `echo` holding the text
@@ -91,8 +92,12 @@ class ReferenceExecutor(AgentExecutor):
         await TaskUpdater(event_queue, context.task_id, context.context_id).cancel()
 
 
-def build_app(port: int) -> Starlette:
+def build_app(port: int, grpc_port: int | None) -> Starlette:
     base = f'http://127.0.0.1:{port}'
+    grpc_interfaces = []
+    if grpc_port:
+        grpc_interfaces.append(AgentInterface(url=f'127.0.0.1:{grpc_port}', protocol_binding='GRPC',
+                                              protocol_version='1.0'))
     card = AgentCard(
         name='Python SDK Reference Agent',
         description='Reference agent on the official a2a-sdk, for interop tests',
@@ -100,6 +105,7 @@ def build_app(port: int) -> Starlette:
         supported_interfaces=[
             AgentInterface(url=f'{base}/', protocol_binding='JSONRPC', protocol_version='1.0'),
             AgentInterface(url=f'{base}/rest', protocol_binding='HTTP+JSON', protocol_version='1.0'),
+            *grpc_interfaces,
             AgentInterface(url=f'{base}/', protocol_binding='JSONRPC', protocol_version='0.3'),
         ],
         capabilities=AgentCapabilities(streaming=True, push_notifications=False),
@@ -113,15 +119,35 @@ def build_app(port: int) -> Starlette:
     routes = create_agent_card_routes(card)
     routes += create_jsonrpc_routes(handler, rpc_url='/', enable_v0_3_compat=True)
     routes += create_rest_routes(handler, path_prefix='/rest')
-    return Starlette(routes=routes)
+    if not grpc_port:
+        return Starlette(routes=routes)
+
+    import contextlib
+
+    import grpc
+    from a2a.server.request_handlers import GrpcHandler
+    from a2a.types import a2a_pb2_grpc
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app):
+        # The SDK's gRPC server, in the same event loop and task store as the HTTP bindings.
+        server = grpc.aio.server()
+        a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(handler), server)
+        server.add_insecure_port(f'127.0.0.1:{grpc_port}')
+        await server.start()
+        yield
+        await server.stop(0)
+
+    return Starlette(routes=routes, lifespan=lifespan)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument('--port', type=int, required=True)
+    ap.add_argument('--grpc-port', type=int)
     args = ap.parse_args()
     logging.basicConfig(level=logging.WARNING)
-    uvicorn.run(build_app(args.port), host='127.0.0.1', port=args.port, log_level='warning',
+    uvicorn.run(build_app(args.port, args.grpc_port), host='127.0.0.1', port=args.port, log_level='warning',
                 access_log=False)
 
 

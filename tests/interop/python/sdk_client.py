@@ -99,8 +99,14 @@ class Assembler:
         return [{'id': a, 'name': self.names[a], 'text': ''.join(self.parts[a])} for a in self.order]
 
 
-# The binding the SDK client speaks (`--binding`): JSONRPC or HTTP+JSON.
+# The binding the SDK client speaks (`--binding`): JSONRPC, HTTP+JSON or GRPC.
 BINDING = 'JSONRPC'
+
+
+def grpc_channel(address):
+    import grpc  # only with the SDK's grpc extra; only gRPC scenarios need it
+
+    return grpc.aio.insecure_channel(address)
 
 
 async def make_clients(url, protocol, http):
@@ -112,7 +118,8 @@ async def make_clients(url, protocol, http):
         card.supported_interfaces.extend(keep)
 
     def make(streaming):
-        cfg = ClientConfig(streaming=streaming, httpx_client=http, supported_protocol_bindings=[BINDING])
+        cfg = ClientConfig(streaming=streaming, httpx_client=http, supported_protocol_bindings=[BINDING],
+                           grpc_channel_factory=grpc_channel)
         return ClientFactory(cfg).create(card)
 
     return card, make(False), make(True)
@@ -234,7 +241,7 @@ async def main():
     ap.add_argument('scenario', choices=sorted(SCENARIOS))
     ap.add_argument('url')
     ap.add_argument('--protocol', choices=['1.0', '0.3'])
-    ap.add_argument('--binding', choices=['JSONRPC', 'HTTP+JSON'], default='JSONRPC')
+    ap.add_argument('--binding', choices=['JSONRPC', 'HTTP+JSON', 'GRPC'], default='JSONRPC')
     args = ap.parse_args()
     global BINDING
     BINDING = args.binding

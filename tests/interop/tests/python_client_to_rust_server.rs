@@ -1,4 +1,5 @@
-//! The official Python SDK client against `a2a serve`'s agents, over v1.0 and v0.3.
+//! The official Python SDK client against `a2a serve`'s agents, over v1.0 (JSON-RPC,
+//! HTTP+JSON, gRPC) and v0.3.
 
 mod common;
 
@@ -8,7 +9,7 @@ use common::*;
 async fn send_and_get_a_task() {
     let Some(py) = python() else { return };
     let base = start_host().await;
-    for protocol in ["1.0", "0.3", "rest"] {
+    for protocol in ["1.0", "0.3", "rest", "grpc"] {
         let out = sdk_scenario(&py, "send-get", &format!("{base}/a2a/echo"), Some(protocol)).await;
         assert_eq!(out["state"], "TASK_STATE_COMPLETED", "{protocol}: {out}");
         let out = sdk_scenario(&py, "message", &format!("{base}/a2a/echo"), Some(protocol)).await;
@@ -20,7 +21,7 @@ async fn send_and_get_a_task() {
 async fn stream_times_out_then_cancel_keeps_only_progress() {
     let Some(py) = python() else { return };
     let base = start_host().await;
-    for protocol in ["1.0", "0.3", "rest"] {
+    for protocol in ["1.0", "0.3", "rest", "grpc"] {
         let out = sdk_scenario(
             &py,
             "slow-timeout-cancel",
@@ -37,7 +38,7 @@ async fn stream_times_out_then_cancel_keeps_only_progress() {
 async fn multi_through_input_required_collects_every_artifact() {
     let Some(py) = python() else { return };
     let base = start_host().await;
-    for protocol in ["1.0", "0.3", "rest"] {
+    for protocol in ["1.0", "0.3", "rest", "grpc"] {
         let out = sdk_scenario(&py, "multi", &format!("{base}/a2a/multi"), Some(protocol)).await;
         let names: Vec<&str> = out["artifacts"]
             .as_array()

@@ -18,13 +18,14 @@ fn req(text: &str) -> SendMessageRequest {
 }
 
 /// A client for each binding and version the reference server offers: JSON-RPC v1.0 and
-/// v0.3, and HTTP+JSON v1.0.
+/// v0.3, HTTP+JSON v1.0 and gRPC v1.0.
 async fn clients(url: &str) -> Vec<A2aClient> {
     let mut out = Vec::new();
     for (b, v) in [
         (Binding::JsonRpc, ProtocolVersion::V1),
         (Binding::JsonRpc, ProtocolVersion::V03),
         (Binding::HttpJson, ProtocolVersion::V1),
+        (Binding::Grpc, ProtocolVersion::V1),
     ] {
         let c = A2aClient::builder()
             .binding(b)
@@ -220,13 +221,16 @@ async fn subscribe_to_a_running_task() {
 }
 
 /// The server's error as it wrote it: a raw call on `c`'s binding (`method` and `params` for
-/// JSON-RPC; for HTTP+JSON, `rest` = the method and the path under the endpoint).
+/// JSON-RPC and gRPC; for HTTP+JSON, `rest` = the method and the path under the endpoint).
 async fn raw_error(
     c: &A2aClient,
     method: &str,
     params: serde_json::Value,
     rest: (reqwest::Method, String),
 ) -> serde_json::Value {
+    if c.binding() == Binding::Grpc.name() {
+        return raw_grpc_error(c.endpoint(), method, params["id"].as_str().unwrap()).await;
+    }
     let http = reqwest::Client::new();
     let req = if c.binding() == Binding::HttpJson.name() {
         http.request(rest.0, format!("{}{}", c.endpoint(), rest.1))
@@ -244,6 +248,44 @@ async fn raw_error(
         .await
         .unwrap();
     resp["error"].clone()
+}
+
+/// `message` with `a2a-version: 1.0` metadata.
+fn v1<T>(message: T) -> tonic::Request<T> {
+    let mut req = tonic::Request::new(message);
+    req.metadata_mut().insert(
+        "a2a-version",
+        tonic::metadata::MetadataValue::from_static("1.0"),
+    );
+    req
+}
+
+/// [`raw_error`] over gRPC: the status message, from a plain tonic client.
+async fn raw_grpc_error(address: &str, method: &str, id: &str) -> serde_json::Value {
+    use a2a_grpc::pb;
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{address}"))
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let mut client = a2a_grpc::A2aServiceClient::new(channel);
+    let status = match method {
+        "GetTask" => {
+            let req = pb::GetTaskRequest {
+                id: id.into(),
+                ..Default::default()
+            };
+            client.get_task(v1(req)).await.unwrap_err()
+        }
+        _ => {
+            let req = pb::CancelTaskRequest {
+                id: id.into(),
+                ..Default::default()
+            };
+            client.cancel_task(v1(req)).await.unwrap_err()
+        }
+    };
+    serde_json::json!({"message": status.message()})
 }
 
 /// Spec §9.5: an error's text is the server's own `error.message`; nothing is rebuilt from

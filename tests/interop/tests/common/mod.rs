@@ -54,6 +54,10 @@ pub async fn sdk_scenario(
         Some("rest") => {
             cmd.args(["--protocol", "1.0", "--binding", "HTTP+JSON"]);
         }
+        // v1.0 over gRPC.
+        Some("grpc") => {
+            cmd.args(["--protocol", "1.0", "--binding", "GRPC"]);
+        }
         Some(p) => {
             cmd.arg("--protocol").arg(p);
         }
@@ -92,12 +96,16 @@ fn free_port() -> u16 {
         .port()
 }
 
+/// The reference server, with HTTP on one free port and gRPC on another.
 pub async fn start_python_server(python: &str) -> PythonServer {
     let port = free_port();
+    let grpc_port = free_port();
     let child = tokio::process::Command::new(python)
         .arg(python_dir().join("reference_server.py"))
         .arg("--port")
         .arg(port.to_string())
+        .arg("--grpc-port")
+        .arg(grpc_port.to_string())
         .stdout(Stdio::null())
         .stderr(Stdio::inherit())
         .kill_on_drop(true)

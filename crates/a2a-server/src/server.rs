@@ -15,8 +15,9 @@ use crate::handler::RequestHandler;
 use crate::router::{ServeOptions, agent_routes, serve_with_drain};
 use crate::runtime::TaskRuntime;
 
-/// One agent served over HTTP: JSON-RPC (v1.0 and v0.3 methods), SSE streaming and its
-/// cards, at the root of the server or under a path.
+/// One agent served over HTTP: JSON-RPC (v1.0 and v0.3 methods), HTTP+JSON, gRPC (HTTP/2
+/// on the same port; feature `grpc`), SSE streaming and its cards, at the root of the server
+/// or under a path.
 ///
 /// ```no_run
 /// # use a2a_server::{A2aServer, AgentExecutor};

@@ -28,8 +28,11 @@ async fn strict_card_with_real_interfaces_and_etag() {
     assert_eq!(ifaces[0]["protocolVersion"], "1.0");
     assert_eq!(ifaces[1]["protocolBinding"], "HTTP+JSON");
     assert_eq!(ifaces[1]["protocolVersion"], "1.0");
-    assert_eq!(ifaces[2]["protocolBinding"], "JSONRPC");
-    assert_eq!(ifaces[2]["protocolVersion"], "0.3");
+    assert_eq!(ifaces[2]["protocolBinding"], "GRPC");
+    assert_eq!(ifaces[2]["url"], s.base.trim_start_matches("http://"));
+    assert_eq!(ifaces[2]["tenant"], "a2a/script");
+    assert_eq!(ifaces[3]["protocolBinding"], "JSONRPC");
+    assert_eq!(ifaces[3]["protocolVersion"], "0.3");
     for legacy_field in [
         "url",
         "protocolVersion",

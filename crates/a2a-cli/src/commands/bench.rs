@@ -65,7 +65,6 @@ struct WorkerResult {
 }
 
 struct Shared {
-    client: A2aClient,
     /// Set for `http://` agents: the lean connection path (see `bench_conn`).
     target: Option<Target>,
     mode: Mode,
@@ -85,7 +84,7 @@ impl Shared {
         SendMessageRequest::new(m)
     }
 
-    async fn one(&self, conn: &mut Option<Conn>) -> Result<u64, String> {
+    async fn one(&self, client: &A2aClient, conn: &mut Option<Conn>) -> Result<u64, String> {
         if let Some(target) = &self.target {
             if conn.is_none() {
                 *conn = Some(
@@ -107,15 +106,13 @@ impl Shared {
             return result.map_err(|e| format!("{e:#}"));
         }
         match self.mode {
-            Mode::Send => self
-                .client
+            Mode::Send => client
                 .send(self.request())
                 .await
                 .map(|_| 0)
                 .map_err(|e| e.to_string()),
             Mode::Stream => {
-                let mut s = self
-                    .client
+                let mut s = client
                     .stream(self.request())
                     .await
                     .map_err(|e| e.to_string())?;
@@ -152,12 +149,12 @@ impl WorkerResult {
     }
 }
 
-async fn worker(shared: Arc<Shared>) -> WorkerResult {
+async fn worker(shared: Arc<Shared>, client: A2aClient) -> WorkerResult {
     let mut r = WorkerResult::new();
     let mut conn = None;
     while shared.take_budget() {
         let start = Instant::now();
-        let result = shared.one(&mut conn).await;
+        let result = shared.one(&client, &mut conn).await;
         if !shared.measuring.load(Ordering::Relaxed) {
             continue;
         }
@@ -210,7 +207,6 @@ pub(crate) async fn run(mut args: BenchArgs) -> anyhow::Result<u8> {
         _ => None,
     };
     let shared = Arc::new(Shared {
-        client: client.clone(),
         target,
         mode: args.mode,
         text: args.text.clone(),
@@ -219,9 +215,20 @@ pub(crate) async fn run(mut args: BenchArgs) -> anyhow::Result<u8> {
         measuring: AtomicBool::new(args.requests.is_some() || args.warmup <= 0.0),
         budget: args.requests.map(AtomicU64::new),
     });
-    let workers: Vec<_> = (0..args.concurrency)
-        .map(|_| tokio::spawn(worker(shared.clone())))
-        .collect();
+    // gRPC multiplexes calls on one HTTP/2 connection per client; give each worker its own
+    // client (and connection), as each worker has its own connection over HTTP/1.1.
+    let own_connection = client.binding() == a2a_types::binding::GRPC;
+    let mut workers = Vec::with_capacity(args.concurrency);
+    for _ in 0..args.concurrency {
+        let client = if own_connection {
+            args.conn
+                .builder(Some(CALL_TIMEOUT))?
+                .with_card(client.card().clone())?
+        } else {
+            client.clone()
+        };
+        workers.push(tokio::spawn(worker(shared.clone(), client)));
+    }
     if args.requests.is_none() && args.warmup > 0.0 {
         tokio::time::sleep(Duration::from_secs_f64(args.warmup)).await;
         shared.measuring.store(true, Ordering::Relaxed);

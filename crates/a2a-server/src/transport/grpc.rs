@@ -17,6 +17,7 @@ use a2a_grpc::status::to_status;
 use a2a_types::{A2aError, ProtocolVersion, StreamResponseRef};
 use axum::Router;
 use futures::{Stream, StreamExt};
+use tonic::metadata::MetadataMap;
 use tonic::{Request, Response, Status};
 
 use super::http_request::call_context;
@@ -88,8 +89,8 @@ pub fn tenant_of(path: &str) -> String {
 }
 
 /// The call's context from its metadata, once its `a2a-version` allows v1.0.
-fn admit<T>(request: &Request<T>, tenant: &str) -> Result<Arc<CallContext>, Status> {
-    let headers = request.metadata().clone().into_headers();
+fn admit(metadata: MetadataMap, tenant: &str) -> Result<Arc<CallContext>, Status> {
+    let headers = metadata.into_headers();
     match negotiate_version(&headers, None) {
         Ok(ProtocolVersion::V1) => {
             let mut call = call_context(ProtocolVersion::V1, headers);
@@ -141,9 +142,10 @@ impl a2a_grpc::A2aService for GrpcEndpoint {
         &self,
         request: Request<pb::SendMessageRequest>,
     ) -> Result<Response<pb::SendMessageResponse>, Status> {
-        let handler = self.handler(&request.get_ref().tenant)?;
-        let call = admit(&request, &request.get_ref().tenant)?;
-        let req = request.into_inner().try_into().map_err(|e| fail(&e))?;
+        let (metadata, _, req) = request.into_parts();
+        let handler = self.handler(&req.tenant)?;
+        let call = admit(metadata, &req.tenant)?;
+        let req = req.try_into().map_err(|e| fail(&e))?;
         let answer = Box::pin(handler.send_message_answer(req, call))
             .await
             .map_err(|e| fail(&e))?;
@@ -156,9 +158,10 @@ impl a2a_grpc::A2aService for GrpcEndpoint {
         &self,
         request: Request<pb::SendMessageRequest>,
     ) -> Result<Response<EventStream>, Status> {
-        let handler = self.handler(&request.get_ref().tenant)?;
-        let call = admit(&request, &request.get_ref().tenant)?;
-        let req = request.into_inner().try_into().map_err(|e| fail(&e))?;
+        let (metadata, _, req) = request.into_parts();
+        let handler = self.handler(&req.tenant)?;
+        let call = admit(metadata, &req.tenant)?;
+        let req = req.try_into().map_err(|e| fail(&e))?;
         let events = Box::pin(handler.send_streaming_message(req, call))
             .await
             .map_err(|e| fail(&e))?;
@@ -169,10 +172,11 @@ impl a2a_grpc::A2aService for GrpcEndpoint {
         &self,
         request: Request<pb::GetTaskRequest>,
     ) -> Result<Response<pb::Task>, Status> {
-        let handler = self.handler(&request.get_ref().tenant)?;
-        let call = admit(&request, &request.get_ref().tenant)?;
+        let (metadata, _, req) = request.into_parts();
+        let handler = self.handler(&req.tenant)?;
+        let call = admit(metadata, &req.tenant)?;
         let task = handler
-            .get_task(request.into_inner().into(), &call)
+            .get_task(req.into(), &call)
             .await
             .map_err(|e| fail(&e))?;
         Ok(Response::new(task.into()))
@@ -182,9 +186,10 @@ impl a2a_grpc::A2aService for GrpcEndpoint {
         &self,
         request: Request<pb::ListTasksRequest>,
     ) -> Result<Response<pb::ListTasksResponse>, Status> {
-        let handler = self.handler(&request.get_ref().tenant)?;
-        let call = admit(&request, &request.get_ref().tenant)?;
-        let page = Box::pin(handler.list_tasks(request.into_inner().into(), &call))
+        let (metadata, _, req) = request.into_parts();
+        let handler = self.handler(&req.tenant)?;
+        let call = admit(metadata, &req.tenant)?;
+        let page = Box::pin(handler.list_tasks(req.into(), &call))
             .await
             .map_err(|e| fail(&e))?;
         Ok(Response::new(page.into()))
@@ -194,9 +199,10 @@ impl a2a_grpc::A2aService for GrpcEndpoint {
         &self,
         request: Request<pb::CancelTaskRequest>,
     ) -> Result<Response<pb::Task>, Status> {
-        let handler = self.handler(&request.get_ref().tenant)?;
-        let call = admit(&request, &request.get_ref().tenant)?;
-        let task = Box::pin(handler.cancel_task(request.into_inner().into(), call))
+        let (metadata, _, req) = request.into_parts();
+        let handler = self.handler(&req.tenant)?;
+        let call = admit(metadata, &req.tenant)?;
+        let task = Box::pin(handler.cancel_task(req.into(), call))
             .await
             .map_err(|e| fail(&e))?;
         Ok(Response::new(task.into()))
@@ -208,9 +214,10 @@ impl a2a_grpc::A2aService for GrpcEndpoint {
         &self,
         request: Request<pb::SubscribeToTaskRequest>,
     ) -> Result<Response<EventStream>, Status> {
-        let handler = self.handler(&request.get_ref().tenant)?;
-        let call = admit(&request, &request.get_ref().tenant)?;
-        let events = Box::pin(handler.subscribe_to_task(request.into_inner().into(), &call))
+        let (metadata, _, req) = request.into_parts();
+        let handler = self.handler(&req.tenant)?;
+        let call = admit(metadata, &req.tenant)?;
+        let events = Box::pin(handler.subscribe_to_task(req.into(), &call))
             .await
             .map_err(|e| fail(&e))?;
         Ok(Response::new(event_stream(events)))
@@ -220,29 +227,33 @@ impl a2a_grpc::A2aService for GrpcEndpoint {
         &self,
         request: Request<pb::TaskPushNotificationConfig>,
     ) -> Result<Response<pb::TaskPushNotificationConfig>, Status> {
-        Err(self.push_config(&request, &request.get_ref().tenant))
+        let (metadata, _, req) = request.into_parts();
+        Err(self.push_config(metadata, &req.tenant))
     }
 
     async fn get_task_push_notification_config(
         &self,
         request: Request<pb::GetTaskPushNotificationConfigRequest>,
     ) -> Result<Response<pb::TaskPushNotificationConfig>, Status> {
-        Err(self.push_config(&request, &request.get_ref().tenant))
+        let (metadata, _, req) = request.into_parts();
+        Err(self.push_config(metadata, &req.tenant))
     }
 
     async fn list_task_push_notification_configs(
         &self,
         request: Request<pb::ListTaskPushNotificationConfigsRequest>,
     ) -> Result<Response<pb::ListTaskPushNotificationConfigsResponse>, Status> {
-        Err(self.push_config(&request, &request.get_ref().tenant))
+        let (metadata, _, req) = request.into_parts();
+        Err(self.push_config(metadata, &req.tenant))
     }
 
     async fn get_extended_agent_card(
         &self,
         request: Request<pb::GetExtendedAgentCardRequest>,
     ) -> Result<Response<pb::AgentCard>, Status> {
-        let handler = self.handler(&request.get_ref().tenant)?;
-        admit(&request, &request.get_ref().tenant)?;
+        let (metadata, _, req) = request.into_parts();
+        let handler = self.handler(&req.tenant)?;
+        admit(metadata, &req.tenant)?;
         let card = handler.get_extended_agent_card().map_err(|e| fail(&e))?;
         Ok(Response::new((*card).clone().into()))
     }
@@ -251,18 +262,19 @@ impl a2a_grpc::A2aService for GrpcEndpoint {
         &self,
         request: Request<pb::DeleteTaskPushNotificationConfigRequest>,
     ) -> Result<Response<()>, Status> {
-        Err(self.push_config(&request, &request.get_ref().tenant))
+        let (metadata, _, req) = request.into_parts();
+        Err(self.push_config(metadata, &req.tenant))
     }
 }
 
 impl GrpcEndpoint {
     /// The answer of the push-notification config operations (not available yet).
-    fn push_config<T>(&self, request: &Request<T>, tenant: &str) -> Status {
+    fn push_config(&self, metadata: MetadataMap, tenant: &str) -> Status {
         let handler = match self.handler(tenant) {
             Ok(h) => h,
             Err(status) => return status,
         };
-        match admit(request, tenant) {
+        match admit(metadata, tenant) {
             Ok(call) => fail(&handler.push_config_operation(&call)),
             Err(status) => status,
         }

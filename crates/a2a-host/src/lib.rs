@@ -2,7 +2,10 @@
 //! card, plus the built-in demo agents.
 
 pub mod builtin;
+pub mod config;
+pub mod exec;
 mod host;
+pub mod remote;
 pub mod upkeep;
 
 pub use host::{AgentHost, HostAgent};

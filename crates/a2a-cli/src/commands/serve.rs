@@ -4,6 +4,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use a2a_host::builtin::{self, NAMES, SOLO_NAMES};
+use a2a_host::config::{ConfiguredAgent, HostConfig};
 use a2a_host::{AgentHost, HostAgent};
 use a2a_server::store::{InMemoryTaskStore, InMemoryTaskStoreConfig, TaskStore};
 use a2a_server::transport::jsonrpc::JsonRpcConfig;
@@ -26,12 +27,16 @@ pub(crate) enum CardCompatArg {
 
 #[derive(Debug, Args)]
 pub(crate) struct ServeArgs {
-    /// Address to listen on.
-    #[arg(long, default_value = "127.0.0.1", env = "A2A_HOST")]
-    host: String,
-    /// Port to listen on (0 picks a free one).
-    #[arg(long, default_value_t = 41241, env = "A2A_PORT")]
-    port: u16,
+    /// The agents to serve, and host settings, from a TOML file (see `examples/agents.toml`);
+    /// command-line options override its `[host]` settings.
+    #[arg(long, value_name = "FILE", conflicts_with = "agent")]
+    config: Option<std::path::PathBuf>,
+    /// Address to listen on [default: 127.0.0.1].
+    #[arg(long, env = "A2A_HOST")]
+    host: Option<String>,
+    /// Port to listen on (0 picks a free one) [default: 41241].
+    #[arg(long, env = "A2A_PORT")]
+    port: Option<u16>,
     /// Serve only this built-in agent, at the root (`/`).
     #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(NAMES.iter().chain(&SOLO_NAMES)))]
     agent: Option<String>,
@@ -41,18 +46,13 @@ pub(crate) struct ServeArgs {
     /// Which card `/.well-known/agent-card.json` serves.
     #[arg(long, value_enum, default_value = "strict")]
     card_compat: CardCompatArg,
-    /// Largest accepted request body, in bytes.
-    #[arg(long, default_value_t = 10 * 1024 * 1024)]
-    max_body_bytes: usize,
+    /// Largest accepted request body, in bytes [default: 10485760].
+    #[arg(long)]
+    max_body_bytes: Option<usize>,
     /// Where tasks are kept: `sqlite:PATH` (a file, created on first start), `postgres://…`
-    /// (several replicas can share it), or `memory` (lost on exit).
-    #[arg(
-        long,
-        default_value = "sqlite:a2a.db",
-        env = "A2A_STORE",
-        value_name = "URL"
-    )]
-    store: String,
+    /// (several replicas can share it), or `memory` (lost on exit) [default: sqlite:a2a.db].
+    #[arg(long, env = "A2A_STORE", value_name = "URL")]
+    store: Option<String>,
     /// Seconds without a heartbeat after which a process is considered stopped and its
     /// SUBMITTED / WORKING tasks are failed (SQL stores).
     #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
@@ -78,9 +78,10 @@ pub(crate) struct ServeArgs {
     /// Most history messages ever returned, whatever a request asks.
     #[arg(long)]
     max_history_length: Option<usize>,
-    /// Bindings to serve and list in the cards, comma-separated: `jsonrpc`, `rest`, `grpc`.
-    #[arg(long, default_value = "jsonrpc,rest,grpc", value_name = "LIST")]
-    bindings: String,
+    /// Bindings to serve and list in the cards, comma-separated: `jsonrpc`, `rest`, `grpc`
+    /// [default: jsonrpc,rest,grpc].
+    #[arg(long, value_name = "LIST")]
+    bindings: Option<String>,
     /// Serve gRPC on this port instead of on `--port` (where it shares the port with HTTP,
     /// over HTTP/2); 0 picks a free one.
     #[arg(long, value_name = "PORT")]
@@ -134,13 +135,13 @@ async fn open_store(url: &str) -> anyhow::Result<Option<(SqlTaskStore, Option<No
 
 /// The handler of one agent, and its store when that is in memory (for upkeep).
 fn handler_for(
-    agent: &builtin::BuiltinAgent,
+    agent: &ConfiguredAgent,
     db: Option<&(SqlTaskStore, Option<NotifyHub>)>,
     args: &ServeArgs,
 ) -> (Arc<RequestHandler>, Option<Arc<InMemoryTaskStore>>) {
     let mut in_memory = None;
     let store: Arc<dyn TaskStore> = match db {
-        Some((db, _)) => Arc::new(db.scoped(agent.id)),
+        Some((db, _)) => Arc::new(db.scoped(&agent.id)),
         None => {
             let store = Arc::new(InMemoryTaskStore::new(
                 InMemoryTaskStoreConfig::default().with_max_terminal_tasks(args.max_terminal_tasks),
@@ -153,7 +154,7 @@ fn handler_for(
     let bus: Arc<dyn EventBus> = match db {
         Some((_, Some(hub))) => {
             config.store_poll = Some(POSTGRES_POLL);
-            Arc::new(hub.bus(agent.id))
+            Arc::new(hub.bus(&agent.id))
         }
         Some((_, None)) => {
             // Other processes may share the file: follow their events through it.
@@ -178,36 +179,83 @@ fn handler_for(
     (Arc::new(handler), in_memory)
 }
 
+/// The settings in effect: the command line's, else the config file's, else the defaults.
+struct Settings {
+    listen_host: String,
+    port: u16,
+    store: String,
+    public_url: Option<String>,
+    bindings: String,
+    max_body_bytes: usize,
+    grpc_port: Option<u16>,
+}
+
+impl Settings {
+    fn resolve(args: &ServeArgs, file: Option<&HostConfig>) -> Self {
+        let f = file.map(|c| c.host.clone()).unwrap_or_default();
+        Self {
+            listen_host: args
+                .host
+                .clone()
+                .or(f.listen_host)
+                .unwrap_or_else(|| "127.0.0.1".into()),
+            port: args.port.or(f.port).unwrap_or(41241),
+            store: args
+                .store
+                .clone()
+                .or(f.store)
+                .unwrap_or_else(|| "sqlite:a2a.db".into()),
+            public_url: args.public_url.clone().or(f.public_url),
+            bindings: args
+                .bindings
+                .clone()
+                .or(f.bindings.map(|b| b.join(",")))
+                .unwrap_or_else(|| "jsonrpc,rest,grpc".into()),
+            max_body_bytes: args
+                .max_body_bytes
+                .or(f.max_body_bytes)
+                .unwrap_or(10 * 1024 * 1024),
+            grpc_port: args.grpc_port.or(f.grpc_port),
+        }
+    }
+}
+
 pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
+    let file = match &args.config {
+        // The error names the file, the line and the reason; nothing to add.
+        Some(path) => Some(HostConfig::load(path).map_err(|e| anyhow::anyhow!("{e}"))?),
+        None => None,
+    };
+    let set = Settings::resolve(&args, file.as_ref());
     let mut options = ServeOptions::default();
-    options.public_url = args.public_url.clone();
+    options.public_url = set.public_url.clone();
     options.card_compat = match args.card_compat {
         CardCompatArg::Strict => CardCompat::Strict,
         CardCompatArg::V03 => CardCompat::V03Merged,
     };
     let mut jsonrpc = JsonRpcConfig::default();
-    jsonrpc.max_body_bytes = args.max_body_bytes;
+    jsonrpc.max_body_bytes = set.max_body_bytes;
     options.jsonrpc = jsonrpc;
-    options.bindings = Bindings::parse_list(&args.bindings).with_context(|| {
+    options.bindings = Bindings::parse_list(&set.bindings).with_context(|| {
         format!(
             "--bindings {:?}: name jsonrpc, rest and grpc, comma-separated",
-            args.bindings
+            set.bindings
         )
     })?;
     if !(options.bindings.jsonrpc || options.bindings.http_json || options.bindings.grpc) {
         bail!("--bindings: serve at least one binding");
     }
-    if args.grpc_port.is_some() && !options.bindings.grpc {
+    if set.grpc_port.is_some() && !options.bindings.grpc {
         bail!("--grpc-port: gRPC is switched off by --bindings");
     }
     // A separate gRPC port is bound before the cards are built, so that they can name it.
-    let grpc_listener = match args.grpc_port {
+    let grpc_listener = match set.grpc_port {
         Some(port) => {
-            let listener = tokio::net::TcpListener::bind((args.host.as_str(), port))
+            let listener = tokio::net::TcpListener::bind((set.listen_host.as_str(), port))
                 .await
-                .with_context(|| format!("cannot listen for gRPC on {}:{port}", args.host))?;
+                .with_context(|| format!("cannot listen for gRPC on {}:{port}", set.listen_host))?;
             let bound = listener.local_addr()?;
-            let host = args
+            let host = set
                 .public_url
                 .as_deref()
                 .and_then(|u| u.parse::<http::Uri>().ok())
@@ -223,21 +271,40 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     }
     let grpc_banner = grpc_listener.as_ref().and(options.grpc_address.clone());
 
-    let db = open_store(&args.store).await?;
+    let db = open_store(&set.store).await?;
     let mut host = AgentHost::new(options);
-    let names: Vec<&str> = match &args.agent {
-        Some(name) => vec![name.as_str()],
-        None => NAMES.to_vec(),
+    let agents: Vec<ConfiguredAgent> = match (&file, &args.agent) {
+        (Some(config), _) => {
+            let base = args
+                .config
+                .as_deref()
+                .and_then(std::path::Path::parent)
+                .map(std::path::Path::to_path_buf)
+                .unwrap_or_default();
+            let base = std::fs::canonicalize(if base.as_os_str().is_empty() {
+                std::path::Path::new(".")
+            } else {
+                &base
+            })?;
+            config.build_agents(&base)
+        }
+        (None, Some(name)) => vec![builtin::builtin(name).context("unknown agent")?.into()],
+        (None, None) => NAMES
+            .iter()
+            .filter_map(|n| builtin::builtin(n))
+            .map(Into::into)
+            .collect(),
     };
+    if agents.is_empty() {
+        bail!("no agents to serve: the config file declares none ([[agents]])");
+    }
+    let names: Vec<String> = agents.iter().map(|a| a.id.clone()).collect();
     let mut in_memory = Vec::new();
-    for name in &names {
-        let Some(agent) = builtin::builtin(name) else {
-            bail!("unknown agent {name}")
-        };
-        let (handler, memory) = handler_for(&agent, db.as_ref(), &args);
+    for agent in &agents {
+        let (handler, memory) = handler_for(agent, db.as_ref(), &args);
         in_memory.extend(memory.map(|store| (store, handler.clone())));
         let hosted = HostAgent {
-            id: agent.id.to_owned(),
+            id: agent.id.clone(),
             handler,
         };
         host = if args.agent.is_some() {
@@ -247,20 +314,20 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         };
     }
 
-    let addr: SocketAddr = format!("{}:{}", args.host, args.port)
+    let addr: SocketAddr = format!("{}:{}", set.listen_host, set.port)
         .parse()
         .or_else(|_| {
-            std::net::ToSocketAddrs::to_socket_addrs(&(args.host.as_str(), args.port))
+            std::net::ToSocketAddrs::to_socket_addrs(&(set.listen_host.as_str(), set.port))
                 .ok()
                 .and_then(|mut a| a.next())
                 .context("no address")
         })
-        .with_context(|| format!("invalid listen address {}:{}", args.host, args.port))?;
+        .with_context(|| format!("invalid listen address {}:{}", set.listen_host, set.port))?;
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .with_context(|| format!("cannot listen on {addr}"))?;
     let local = listener.local_addr()?;
-    let base = args
+    let base = set
         .public_url
         .clone()
         .unwrap_or_else(|| format!("http://{local}"));
@@ -268,12 +335,12 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let mut banner = match &args.agent {
         Some(name) => format!(
             "a2a: serving agent {name} at {base}/ (tasks in {})\n",
-            redacted(&args.store)
+            redacted(&set.store)
         ),
         None => format!(
             "a2a: serving {} agents on {base} (tasks in {})\n",
             names.len(),
-            redacted(&args.store)
+            redacted(&set.store)
         ),
     };
     if let Some(address) = &grpc_banner {

@@ -1,5 +1,5 @@
 //! The host's config file (`a2a serve --config agents.toml`): host settings and the agents
-//! to serve, each with its card fields and a kind (`builtin`, `exec`, `remote`).
+//! to serve, each with its card fields and a kind (`builtin`, `exec`, `llm`, `remote`).
 //!
 //! ```toml
 //! [host]
@@ -27,6 +27,7 @@ use serde::Deserialize;
 
 use crate::builtin::{self, BuiltinAgent};
 use crate::exec::{ExecAgent, OutputMode};
+use crate::llm::LlmAgent;
 use crate::remote::RemoteAgent;
 
 /// A config file, read and checked.
@@ -70,7 +71,7 @@ pub struct HostSettings {
 pub struct AgentConfig {
     /// URL segment: the agent is served at `/a2a/{id}`.
     pub id: toml::Spanned<String>,
-    /// `builtin`, `exec` or `remote`.
+    /// `builtin`, `exec`, `llm` or `remote`.
     pub kind: toml::Spanned<String>,
     /// Card: name (default: the id).
     pub name: Option<String>,
@@ -98,7 +99,7 @@ pub struct AgentConfig {
     /// `exec`: extra environment variables.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
-    /// `exec`: seconds a run may take (default 300).
+    /// `exec`, `llm`: seconds a run may take (default 300).
     pub timeout_seconds: Option<f64>,
     /// `exec`: seconds between SIGTERM and SIGKILL on cancel (default 5).
     pub kill_grace_seconds: Option<f64>,
@@ -106,6 +107,18 @@ pub struct AgentConfig {
     pub url: Option<String>,
     /// `remote`: the binding to use (`jsonrpc`, `rest`, `grpc`; default: as its card offers).
     pub binding: Option<String>,
+    /// `llm`: the OpenAI-compatible base URL (`https://api.openai.com/v1`).
+    pub base_url: Option<String>,
+    /// `llm`: the model.
+    pub model: Option<String>,
+    /// `llm`: the environment variable holding the API key.
+    pub api_key_env: Option<String>,
+    /// `llm`: the system prompt.
+    pub system_prompt: Option<String>,
+    /// `llm`: extra request fields (`temperature`, `max_tokens`, …).
+    pub parameters: Option<toml::Table>,
+    /// `llm`: stream tokens (default true).
+    pub stream: Option<bool>,
 }
 
 /// A skill of the card.
@@ -260,7 +273,7 @@ impl AgentConfig {
     fn check(&self) -> Result<(), String> {
         let kind = self.kind.get_ref().as_str();
         let only = |allowed: &[&str]| -> Result<(), String> {
-            let fields: [(&str, bool); 9] = [
+            let fields: [(&str, bool); 15] = [
                 ("builtin", self.builtin.is_some()),
                 ("command", self.command.is_some()),
                 ("output", self.output.is_some()),
@@ -270,6 +283,12 @@ impl AgentConfig {
                 ("kill_grace_seconds", self.kill_grace_seconds.is_some()),
                 ("url", self.url.is_some()),
                 ("binding", self.binding.is_some()),
+                ("base_url", self.base_url.is_some()),
+                ("model", self.model.is_some()),
+                ("api_key_env", self.api_key_env.is_some()),
+                ("system_prompt", self.system_prompt.is_some()),
+                ("parameters", self.parameters.is_some()),
+                ("stream", self.stream.is_some()),
             ];
             match fields
                 .iter()
@@ -334,9 +353,36 @@ impl AgentConfig {
                     return Err(format!("`binding` {b:?}: use jsonrpc, rest or grpc"));
                 }
             }
+            "llm" => {
+                only(&[
+                    "base_url",
+                    "model",
+                    "api_key_env",
+                    "system_prompt",
+                    "parameters",
+                    "stream",
+                    "timeout_seconds",
+                ])?;
+                let url = self.base_url.as_deref().unwrap_or_default();
+                if !(url.starts_with("http://") || url.starts_with("https://")) {
+                    return Err(
+                        "`base_url` is required: the endpoint's http(s) base URL, like https://api.openai.com/v1"
+                            .into(),
+                    );
+                }
+                if self.model.as_deref().unwrap_or_default().is_empty() {
+                    return Err("`model` is required".into());
+                }
+                if self
+                    .timeout_seconds
+                    .is_some_and(|s| !(s.is_finite() && s > 0.0))
+                {
+                    return Err("`timeout_seconds` must be a positive number of seconds".into());
+                }
+            }
             other => {
                 return Err(format!(
-                    "unknown kind {other:?} (use builtin, exec or remote)"
+                    "unknown kind {other:?} (use builtin, exec, llm or remote)"
                 ));
             }
         }
@@ -416,6 +462,33 @@ impl AgentConfig {
                 }
                 if let Some(s) = self.kill_grace_seconds {
                     agent.kill_grace = Duration::from_secs_f64(s);
+                }
+                let mut card = self.card(None);
+                card.capabilities.streaming = Some(true);
+                Some(ConfiguredAgent {
+                    id,
+                    executor: Arc::new(agent),
+                    card,
+                    extended_card: None,
+                })
+            }
+            "llm" => {
+                let mut agent = LlmAgent::new(self.base_url.clone()?, self.model.clone()?);
+                // Read at start: a key missing from the environment is sent as no key.
+                agent.api_key = self
+                    .api_key_env
+                    .as_deref()
+                    .and_then(|name| std::env::var(name).ok());
+                agent.system_prompt = self.system_prompt.clone();
+                agent.stream = self.stream.unwrap_or(true);
+                if let Some(params) = &self.parameters {
+                    agent.parameters = params
+                        .iter()
+                        .filter_map(|(k, v)| Some((k.clone(), serde_json::to_value(v).ok()?)))
+                        .collect();
+                }
+                if let Some(s) = self.timeout_seconds {
+                    agent.timeout = Duration::from_secs_f64(s);
                 }
                 let mut card = self.card(None);
                 card.capabilities.streaming = Some(true);

@@ -1,8 +1,9 @@
 //! `exec` agents: a command run once per message, in a process group of its own.
 //!
 //! The program gets the message text on stdin and, in its environment, `A2A_TASK_ID`,
-//! `A2A_CONTEXT_ID`, `A2A_MESSAGE` (the whole message, JSON) and `A2A_HISTORY` (the task's
-//! history so far, a JSON array of messages; a continued task's earlier turns are in it).
+//! `A2A_CONTEXT_ID`, `A2A_MESSAGE` (the whole message, JSON) and `A2A_HISTORY` (the
+//! conversation so far, a JSON array of messages: the context's earlier tasks and this task's
+//! earlier turns; see [`RequestContext::thread`]).
 //!
 //! - `text` output: stdout streams out as chunks of the artifact `output` as it is produced.
 //! - `jsonl` output: each stdout line is one JSON object: `{"status": "working", "text": …}`,
@@ -131,13 +132,12 @@ enum Ending {
 }
 
 impl ExecAgent {
-    fn spawn(&self, ctx: &RequestContext) -> std::io::Result<Child> {
+    fn spawn(
+        &self,
+        ctx: &RequestContext,
+        history: &[a2a_types::Message],
+    ) -> std::io::Result<Child> {
         let mut cmd = Command::new(&self.command[0]);
-        let history = ctx
-            .task
-            .as_ref()
-            .map(|t| t.history.as_slice())
-            .unwrap_or(&[]);
         cmd.args(&self.command[1..])
             .envs(&self.env)
             .env("A2A_TASK_ID", &ctx.task_id)
@@ -279,8 +279,12 @@ fn describe(status: ExitStatus) -> String {
 #[async_trait]
 impl AgentExecutor for ExecAgent {
     async fn execute(&self, ctx: RequestContext, u: TaskUpdater) -> Result<(), AgentError> {
+        let history = ctx
+            .thread()
+            .await
+            .map_err(|e| AgentError::from(format!("reading the conversation: {e}")))?;
         let mut child = self
-            .spawn(&ctx)
+            .spawn(&ctx, &history)
             .map_err(|e| AgentError::from(format!("cannot run {:?}: {e}", self.command[0])))?;
         let guard = GroupGuard(
             child

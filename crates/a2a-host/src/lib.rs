@@ -5,6 +5,7 @@ pub mod builtin;
 pub mod config;
 pub mod exec;
 mod host;
+pub mod llm;
 pub mod remote;
 pub mod upkeep;
 

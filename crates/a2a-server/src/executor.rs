@@ -60,9 +60,36 @@ pub struct RequestContext {
     /// Cancelled when the task is canceled (`CancelTask`) or the server shuts down.
     /// Long-running agents should watch it (`token.cancelled().await`) and stop.
     pub cancellation: CancellationToken,
+    /// Where [`thread`](Self::thread) reads the conversation from.
+    pub(crate) store: Option<Arc<dyn crate::store::TaskStore>>,
 }
 
 impl RequestContext {
+    /// The conversation so far (this `contextId`'s earlier tasks, oldest first, then this
+    /// task's own earlier messages): every message of their histories and each task's last
+    /// status message. Up to the 100 most recent tasks of the context; read from the store
+    /// when called, so agents that do not need it pay nothing.
+    pub async fn thread(&self) -> Result<Vec<Message>, crate::store::StoreError> {
+        let mut out = Vec::new();
+        if let Some(store) = &self.store {
+            let mut query = crate::store::TaskQuery::default();
+            query.context_id = Some(self.context_id.clone());
+            query.page_size = 100;
+            let mut tasks = store.list(&query).await?.tasks;
+            // Listed newest first.
+            tasks.reverse();
+            for task in tasks.into_iter().filter(|t| t.id != self.task_id) {
+                out.extend(task.history);
+                out.extend(task.status.message);
+            }
+        }
+        if let Some(task) = &self.task {
+            out.extend(task.history.iter().cloned());
+            out.extend(task.status.message.iter().cloned());
+        }
+        Ok(out)
+    }
+
     /// The text of the client's message (text parts joined).
     pub fn user_text(&self) -> String {
         self.message.text_content()

@@ -231,6 +231,7 @@ impl TaskRuntime {
             metadata: req.metadata,
             call: req.call,
             cancellation: CancellationToken::new(),
+            store: Some(sh.store.clone()),
         };
         let task_id = ctx.task_id.clone();
         let (fut, updater) = self.launch(&active, ctx, !exists);
@@ -446,6 +447,7 @@ impl TaskRuntime {
             metadata: None,
             call: Arc::new(CallContext::new(a2a_types::ProtocolVersion::V1)),
             cancellation: CancellationToken::new(),
+            store: Some(self.store().clone()),
         };
         let (fut, updater) = self.launch(&active, ctx, false);
         // Claim the task first: of two processes recovering it, one appends, the other

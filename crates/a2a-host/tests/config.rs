@@ -111,3 +111,26 @@ fn mistakes_name_the_file_the_line_and_the_reason() {
     let e = error("[host]\nport = \"high\"\n");
     assert!(e.starts_with("agents.toml:2: "), "{e}");
 }
+
+/// The README's config example is a config this host accepts, and so is the example file.
+#[test]
+fn the_readme_and_example_configs_parse() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let section = readme
+        .split("### Your own agents, from a config file")
+        .nth(1)
+        .expect("the README's config section");
+    let block = section
+        .split("```toml\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .expect("a toml block in it");
+    let config = HostConfig::parse(block, "README.md").unwrap_or_else(|e| panic!("{e}"));
+    let kinds: Vec<&str> = config.agents.iter().map(|a| a.kind.get_ref().as_str()).collect();
+    assert_eq!(kinds, ["builtin", "exec", "llm", "remote"]);
+
+    let example = root.join("examples/agents.toml");
+    let config = HostConfig::load(&example).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(config.build_agents(&root.join("examples")).len(), 5);
+}

@@ -173,6 +173,7 @@ impl AgentHost {
         let index = Arc::new(Index { cards, root_card });
         let mut index_routes =
             Router::new().route("/.well-known/agent-card.json", get(card_by_query));
+        index_routes = index_routes.route("/agents", get(list_agents));
         if index.root_card.is_none() {
             index_routes = index_routes.route("/", get(list_agents));
         }

@@ -127,7 +127,11 @@ fn the_readme_and_example_configs_parse() {
         .and_then(|b| b.split("```").next())
         .expect("a toml block in it");
     let config = HostConfig::parse(block, "README.md").unwrap_or_else(|e| panic!("{e}"));
-    let kinds: Vec<&str> = config.agents.iter().map(|a| a.kind.get_ref().as_str()).collect();
+    let kinds: Vec<&str> = config
+        .agents
+        .iter()
+        .map(|a| a.kind.get_ref().as_str())
+        .collect();
     assert_eq!(kinds, ["builtin", "exec", "llm", "remote"]);
 
     let example = root.join("examples/agents.toml");

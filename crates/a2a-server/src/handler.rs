@@ -255,7 +255,12 @@ impl RequestHandler {
             Some(t) => (t.id.clone(), t.context_id.clone()),
             None => (
                 a2a_types::new_id(),
-                m.context_id.clone().unwrap_or_else(a2a_types::new_id),
+                m.context_id
+                    .clone()
+                    .or_else(|| {
+                        thread_id(metadata.as_ref()).or_else(|| thread_id(m.metadata.as_ref()))
+                    })
+                    .unwrap_or_else(a2a_types::new_id),
             ),
         };
         m.task_id = Some(task_id.clone());
@@ -506,6 +511,17 @@ impl RequestHandler {
             .clone()
             .ok_or(A2aError::ExtendedAgentCardNotConfigured)
     }
+}
+
+/// A `thread_id` string in request or message metadata: a client that names its thread
+/// this way (as hosted agent servers let it) gets that thread as the `contextId` of a new
+/// conversation, so that its next message with the same `thread_id` continues it.
+fn thread_id(metadata: Option<&serde_json::Map<String, serde_json::Value>>) -> Option<String> {
+    metadata?
+        .get("thread_id")?
+        .as_str()
+        .filter(|t| !t.is_empty() && t.len() <= 256)
+        .map(str::to_owned)
 }
 
 /// `image/*` matches `image/png`; `*/*` and `*` match anything; parameters are ignored.

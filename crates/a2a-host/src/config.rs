@@ -107,6 +107,8 @@ pub struct AgentConfig {
     pub url: Option<String>,
     /// `remote`: the binding to use (`jsonrpc`, `rest`, `grpc`; default: as its card offers).
     pub binding: Option<String>,
+    /// `remote`: the protocol version to speak (`1.0` or `0.3`; default: 1.0 when offered).
+    pub protocol: Option<String>,
     /// `llm`: the OpenAI-compatible base URL (`https://api.openai.com/v1`).
     pub base_url: Option<String>,
     /// `llm`: the model.
@@ -273,7 +275,7 @@ impl AgentConfig {
     fn check(&self) -> Result<(), String> {
         let kind = self.kind.get_ref().as_str();
         let only = |allowed: &[&str]| -> Result<(), String> {
-            let fields: [(&str, bool); 15] = [
+            let fields: [(&str, bool); 16] = [
                 ("builtin", self.builtin.is_some()),
                 ("command", self.command.is_some()),
                 ("output", self.output.is_some()),
@@ -283,6 +285,7 @@ impl AgentConfig {
                 ("kill_grace_seconds", self.kill_grace_seconds.is_some()),
                 ("url", self.url.is_some()),
                 ("binding", self.binding.is_some()),
+                ("protocol", self.protocol.is_some()),
                 ("base_url", self.base_url.is_some()),
                 ("model", self.model.is_some()),
                 ("api_key_env", self.api_key_env.is_some()),
@@ -342,7 +345,12 @@ impl AgentConfig {
                 }
             }
             "remote" => {
-                only(&["url", "binding"])?;
+                only(&["url", "binding", "protocol"])?;
+                if let Some(p) = &self.protocol
+                    && a2a_client::ProtocolVersion::parse(p).is_none()
+                {
+                    return Err(format!("`protocol` {p:?}: use \"1.0\" or \"0.3\""));
+                }
                 let url = self.url.as_deref().unwrap_or_default();
                 if !(url.starts_with("http://") || url.starts_with("https://")) {
                     return Err("`url` is required: the other agent's http(s) URL".into());
@@ -501,7 +509,14 @@ impl AgentConfig {
             }
             "remote" => {
                 let binding = self.binding.as_deref().and_then(a2a_client::Binding::parse);
-                let agent = RemoteAgent::new(self.url.clone()?, binding);
+                let mut agent = RemoteAgent::new(self.url.clone()?, binding);
+                if let Some(v) = self
+                    .protocol
+                    .as_deref()
+                    .and_then(a2a_client::ProtocolVersion::parse)
+                {
+                    agent = agent.with_protocol_version(v);
+                }
                 let mut card = self.card(None);
                 card.capabilities.streaming = Some(true);
                 Some(ConfiguredAgent {

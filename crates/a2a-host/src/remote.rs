@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use a2a_client::{A2aClient, Binding};
+use a2a_client::{A2aClient, Binding, ProtocolVersion};
 use a2a_server::{AgentError, AgentExecutor, RequestContext, TaskUpdater, async_trait};
 use a2a_types::{Message, SendMessageRequest, StreamResponse, TaskState};
 use tokio::sync::OnceCell;
@@ -15,6 +15,7 @@ use tokio::sync::OnceCell;
 pub struct RemoteAgent {
     url: String,
     binding: Option<Binding>,
+    version: Option<ProtocolVersion>,
     client: OnceCell<A2aClient>,
     /// Our task id → the remote task id; our context id → the remote context id (so a
     /// continued task or conversation continues over there too).
@@ -28,10 +29,17 @@ impl RemoteAgent {
         Self {
             url,
             binding,
+            version: None,
             client: OnceCell::new(),
             tasks: Mutex::new(HashMap::new()),
             contexts: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Speaks only this protocol version (default: v1.0 when the card offers it).
+    pub fn with_protocol_version(mut self, version: ProtocolVersion) -> Self {
+        self.version = Some(version);
+        self
     }
 
     async fn client(&self) -> Result<&A2aClient, AgentError> {
@@ -40,6 +48,9 @@ impl RemoteAgent {
                 let mut b = A2aClient::builder();
                 if let Some(binding) = self.binding {
                     b = b.binding(binding);
+                }
+                if let Some(version) = self.version {
+                    b = b.protocol_version(version);
                 }
                 b.connect(&self.url).await
             })

@@ -45,3 +45,15 @@ async fn a_thread_id_names_and_selects_the_context() {
     .await;
     assert_eq!(r["result"]["task"]["contextId"], "ctx-explicit");
 }
+
+/// Some v0.3 clients put the request metadata beside `params`, not inside it.
+#[tokio::test]
+async fn a_v03_thread_id_beside_params_counts_too() {
+    let s = server().await;
+    let message = json!({"kind": "message", "messageId": a2a_types::new_id(), "role": "user",
+        "parts": [{"kind": "text", "text": "complete"}]});
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "message/send",
+        "params": {"message": message}, "metadata": {"thread_id": "v03-thread"}});
+    let r = post_json(&s.url, None, &body).await;
+    assert_eq!(r["result"]["contextId"], "v03-thread", "{r}");
+}

@@ -87,6 +87,9 @@ struct Envelope<'a> {
     method: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     params: Option<&'a RawValue>,
+    /// Request metadata some v0.3 clients send beside `params` instead of inside it.
+    #[serde(borrow, default)]
+    metadata: Option<&'a RawValue>,
 }
 
 fn first_byte(s: &[u8]) -> Option<u8> {
@@ -234,7 +237,7 @@ pub async fn handle(State(ep): State<Arc<JsonRpcEndpoint>>, request: Request) ->
     };
     if wire == ProtocolVersion::V03 {
         let call = call_context(ProtocolVersion::V03, headers);
-        return dispatch_v03(&ep, id, method, env.params, call).await;
+        return dispatch_v03(&ep, id, method, (env.params, env.metadata), call).await;
     }
     if version != ProtocolVersion::V1 {
         let err = A2aError::VersionNotSupported {
@@ -330,11 +333,26 @@ async fn dispatch_v1(
     result.unwrap_or_else(|e| fail(id, &e, ProtocolVersion::V1))
 }
 
+/// A v0.3 send's request: `params`, with the envelope's top-level `metadata` as the request
+/// metadata when `params` has none.
+fn v03_send_request(
+    raw: Option<&RawValue>,
+    top_metadata: Option<&RawValue>,
+) -> Result<SendMessageRequest, A2aError> {
+    let mut req = SendMessageRequest::try_from(params::<v03::MessageSendParams>(raw)?)?;
+    if req.metadata.is_none()
+        && let Some(m) = top_metadata
+    {
+        req.metadata = serde_json::from_str(m.get()).ok();
+    }
+    Ok(req)
+}
+
 async fn dispatch_v03(
     ep: &JsonRpcEndpoint,
     id: Option<&RawValue>,
     method: &str,
-    raw: Option<&RawValue>,
+    (raw, top_metadata): (Option<&RawValue>, Option<&RawValue>),
     call: Arc<CallContext>,
 ) -> Response {
     use method::v03 as m;
@@ -342,12 +360,12 @@ async fn dispatch_v03(
     let result: Result<Response, A2aError> = async {
         Ok(match method {
             m::MESSAGE_SEND => {
-                let req = SendMessageRequest::try_from(params::<v03::MessageSendParams>(raw)?)?;
+                let req = v03_send_request(raw, top_metadata)?;
                 let resp = Box::pin(h.send_message(req, call)).await?;
                 ok(id, v03::SendMessageResult::from(&resp))
             }
             m::MESSAGE_STREAM => {
-                let req = SendMessageRequest::try_from(params::<v03::MessageSendParams>(raw)?)?;
+                let req = v03_send_request(raw, top_metadata)?;
                 let events = Box::pin(h.send_streaming_message(req, call)).await?;
                 sse_response(
                     events,

@@ -2,7 +2,7 @@
 //! client (any binding, v1.0 or v0.3), its events streamed through as this task's own, and
 //! a cancel of this task cancels the remote one.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 
 use a2a_client::{A2aClient, Binding, ProtocolVersion};
@@ -17,10 +17,43 @@ pub struct RemoteAgent {
     binding: Option<Binding>,
     version: Option<ProtocolVersion>,
     client: OnceCell<A2aClient>,
-    /// Our task id → the remote task id; our context id → the remote context id (so a
-    /// continued task or conversation continues over there too).
-    tasks: Mutex<HashMap<String, String>>,
-    contexts: Mutex<HashMap<String, String>>,
+    /// Our task id → the remote task id, while the task can still be continued; our context
+    /// id → the remote context id (so a continued task or conversation continues over there
+    /// too). Both bounded: the oldest entries go first.
+    tasks: Mutex<BoundedMap>,
+    contexts: Mutex<BoundedMap>,
+}
+
+/// How many task and context mappings a remote agent keeps.
+const MAPPINGS_KEPT: usize = 10_000;
+
+/// A map that forgets its oldest entries beyond [`MAPPINGS_KEPT`].
+#[derive(Debug, Default)]
+struct BoundedMap {
+    map: HashMap<String, String>,
+    order: VecDeque<String>,
+}
+
+impl BoundedMap {
+    fn get(&self, key: &str) -> Option<String> {
+        self.map.get(key).cloned()
+    }
+
+    fn insert(&mut self, key: &str, value: &str) {
+        if self.map.insert(key.to_owned(), value.to_owned()).is_none() {
+            self.order.push_back(key.to_owned());
+            while self.order.len() > MAPPINGS_KEPT {
+                if let Some(old) = self.order.pop_front() {
+                    self.map.remove(&old);
+                }
+            }
+        }
+    }
+
+    fn remove(&mut self, key: &str) {
+        // The key stays in `order` until it comes round; removing it from there is O(n).
+        self.map.remove(key);
+    }
 }
 
 impl RemoteAgent {
@@ -31,8 +64,8 @@ impl RemoteAgent {
             binding,
             version: None,
             client: OnceCell::new(),
-            tasks: Mutex::new(HashMap::new()),
-            contexts: Mutex::new(HashMap::new()),
+            tasks: Mutex::new(BoundedMap::default()),
+            contexts: Mutex::new(BoundedMap::default()),
         }
     }
 
@@ -63,13 +96,13 @@ impl RemoteAgent {
             self.tasks
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
-                .insert(ours.0.to_owned(), t.to_owned());
+                .insert(ours.0, t);
         }
         if let Some(c) = theirs.1 {
             self.contexts
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
-                .insert(ours.1.to_owned(), c.to_owned());
+                .insert(ours.1, c);
         }
     }
 }
@@ -84,14 +117,12 @@ impl AgentExecutor for RemoteAgent {
             .tasks
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .get(&ctx.task_id)
-            .cloned();
+            .get(&ctx.task_id);
         message.context_id = self
             .contexts
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .get(&ctx.context_id)
-            .cloned();
+            .get(&ctx.context_id);
         let mut req = SendMessageRequest::new(message);
         req.metadata = ctx.metadata.clone();
         let mut stream = client
@@ -99,6 +130,7 @@ impl AgentExecutor for RemoteAgent {
             .await
             .map_err(|e| AgentError::from(format!("{}: {e}", self.url)))?;
         let mut remote_task: Option<String> = None;
+        let mut last_state: Option<TaskState> = None;
         loop {
             let next = tokio::select! {
                 next = stream.next() => next,
@@ -137,6 +169,7 @@ impl AgentExecutor for RemoteAgent {
                         );
                         remote_task = Some(s.task_id.clone());
                     }
+                    last_state = Some(s.status.state);
                     let message = s.status.message.map(|m| u.agent_message(m.parts));
                     match s.status.state {
                         TaskState::Working | TaskState::Submitted => u.start_work(message).await?,
@@ -152,6 +185,13 @@ impl AgentExecutor for RemoteAgent {
                 _ => {}
             }
             if event.is_final {
+                // A finished task cannot be continued: forget it (an interrupted one stays).
+                if last_state.is_some_and(TaskState::is_terminal) {
+                    self.tasks
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .remove(&ctx.task_id);
+                }
                 return Ok(());
             }
         }

@@ -72,3 +72,29 @@ fn a_broken_config_is_refused_with_its_line() {
         "{err}"
     );
 }
+
+#[test]
+fn a2a_can_be_switched_off_per_agent_and_for_the_host() {
+    let dir = std::env::temp_dir().join(format!("a2a-off-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let agents = "[[agents]]\nid = \"echo\"\nkind = \"builtin\"\n\n[[agents]]\nid = \"shout\"\nkind = \"exec\"\ncommand = [\"tr\", \"a-z\", \"A-Z\"]\na2a = false\n";
+    let one_off = dir.join("one-off.toml");
+    std::fs::write(&one_off, agents).unwrap();
+    let all_off = dir.join("all-off.toml");
+    std::fs::write(&all_off, format!("[host]\na2a = false\n\n{agents}")).unwrap();
+
+    let s = serve(&["--config", one_off.to_str().unwrap(), "--store", "memory"]);
+    assert!(
+        a2a(&["card", &format!("{}/a2a/echo", s.base)])
+            .status
+            .success()
+    );
+    let o = a2a(&["card", &format!("{}/a2a/shout", s.base)]);
+    assert!(!o.status.success(), "shout is switched off");
+    drop(s);
+
+    let s = serve(&["--config", all_off.to_str().unwrap(), "--store", "memory"]);
+    let o = a2a(&["card", &format!("{}/a2a/echo", s.base)]);
+    assert!(!o.status.success(), "A2A is off for the whole host");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -62,6 +62,9 @@ pub struct HostSettings {
     pub max_body_bytes: Option<usize>,
     /// Port of its own for gRPC.
     pub grpc_port: Option<u16>,
+    /// `false` switches A2A off for the whole host: no agent is served (their routes answer
+    /// 404, `GET /agents` lists none).
+    pub a2a: Option<bool>,
 }
 
 /// `[[agents]]`: one agent.
@@ -73,6 +76,9 @@ pub struct AgentConfig {
     pub id: toml::Spanned<String>,
     /// `builtin`, `exec`, `llm` or `remote`.
     pub kind: toml::Spanned<String>,
+    /// `false` switches A2A off for this agent: it is checked but not served (its routes
+    /// answer 404).
+    pub a2a: Option<bool>,
     /// Card: name (default: the id).
     pub name: Option<String>,
     /// Card: description.
@@ -264,9 +270,26 @@ impl HostConfig {
         Ok(config)
     }
 
-    /// The agents, built. `base` is the folder relative paths are read from.
+    /// The agents to serve, built (those with A2A switched off are left out). `base` is the
+    /// folder relative paths are read from.
     pub fn build_agents(&self, base: &Path) -> Vec<ConfiguredAgent> {
-        self.agents.iter().filter_map(|a| a.build(base)).collect()
+        if self.host.a2a == Some(false) {
+            return Vec::new();
+        }
+        self.agents
+            .iter()
+            .filter(|a| a.a2a != Some(false))
+            .filter_map(|a| a.build(base))
+            .collect()
+    }
+
+    /// The ids of the agents whose A2A is switched off (all of them when the host's is).
+    pub fn switched_off(&self) -> Vec<&str> {
+        self.agents
+            .iter()
+            .filter(|a| self.host.a2a == Some(false) || a.a2a == Some(false))
+            .map(|a| a.id.get_ref().as_str())
+            .collect()
     }
 }
 

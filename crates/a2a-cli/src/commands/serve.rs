@@ -295,7 +295,13 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
             .map(Into::into)
             .collect(),
     };
-    if agents.is_empty() {
+    if let Some(config) = &file {
+        let off = config.switched_off();
+        if !off.is_empty() {
+            eprintln!("a2a: A2A is switched off for {}", off.join(", "));
+        }
+    }
+    if agents.is_empty() && file.as_ref().is_none_or(|c| c.agents.is_empty()) {
         bail!("no agents to serve: the config file declares none ([[agents]])");
     }
     let names: Vec<String> = agents.iter().map(|a| a.id.clone()).collect();

@@ -17,6 +17,24 @@ static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Log lines (on stderr; `A2A_LOG=debug` shows one per request and per task
+    /// transition): `text`, or `json` (one object per line, for log collectors).
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        default_value = "text",
+        env = "A2A_LOG_FORMAT"
+    )]
+    log_format: LogFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
 }
 
 #[derive(Debug, Subcommand)]
@@ -46,15 +64,18 @@ enum Command {
     Floor(commands::floor::FloorArgs),
 }
 
-fn init_tracing() {
+fn init_tracing(format: LogFormat) {
     use tracing_subscriber::EnvFilter;
     let filter = EnvFilter::try_from_env("A2A_LOG")
         .or_else(|_| EnvFilter::try_from_default_env())
         .unwrap_or_else(|_| EnvFilter::new("warn"));
-    tracing_subscriber::fmt()
+    let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .init();
+        .with_writer(std::io::stderr);
+    match format {
+        LogFormat::Text => builder.init(),
+        LogFormat::Json => builder.json().init(),
+    }
 }
 
 async fn run(command: Command) -> anyhow::Result<u8> {
@@ -83,7 +104,7 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::from(u8::from(e.use_stderr()));
         }
     };
-    init_tracing();
+    init_tracing(cli.log_format);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -176,6 +176,40 @@ impl RequestHandler {
         Ok(())
     }
 
+    /// One line per request (`A2A_LOG=debug`): the agent, the operation, the task and how
+    /// it ended. Free when debug logging is off.
+    fn log_request<T>(
+        &self,
+        method: &'static str,
+        call: &CallContext,
+        task_id: Option<&str>,
+        result: &Result<T, A2aError>,
+    ) {
+        if !tracing::enabled!(tracing::Level::DEBUG) {
+            return;
+        }
+        match result {
+            Ok(_) => tracing::debug!(
+                agent = %self.card.name,
+                method,
+                version = call.protocol_version.as_str(),
+                task_id = task_id.unwrap_or(""),
+                outcome = "ok",
+                "request"
+            ),
+            Err(e) => tracing::debug!(
+                agent = %self.card.name,
+                method,
+                version = call.protocol_version.as_str(),
+                task_id = task_id.unwrap_or(""),
+                outcome = "error",
+                code = e.code().0,
+                error = %e,
+                "request"
+            ),
+        }
+    }
+
     fn check_streaming(&self) -> Result<(), A2aError> {
         if self.card.capabilities.streaming == Some(true) {
             Ok(())
@@ -338,6 +372,29 @@ impl RequestHandler {
         req: SendMessageRequest,
         call: Arc<CallContext>,
     ) -> Result<SendAnswer, A2aError> {
+        let log_call = tracing::enabled!(tracing::Level::DEBUG).then(|| call.clone());
+        let result = self.send_message_inner(req, call).await;
+        if let Some(log_call) = log_call {
+            let task_id = match &result {
+                Ok(SendAnswer::Task(TaskAnswer::Task(t))) => Some(t.id.clone()),
+                Ok(SendAnswer::Task(TaskAnswer::Log { log, .. })) => {
+                    log.first().and_then(|r| match &r.event {
+                        TaskEvent::Created(t) => Some(t.id.clone()),
+                        _ => None,
+                    })
+                }
+                _ => None,
+            };
+            self.log_request("SendMessage", &log_call, task_id.as_deref(), &result);
+        }
+        result
+    }
+
+    async fn send_message_inner(
+        &self,
+        req: SendMessageRequest,
+        call: Arc<CallContext>,
+    ) -> Result<SendAnswer, A2aError> {
         self.admit(&call)?;
         let history = self.history_limit(req.history_length());
         let return_immediately = req.return_immediately();
@@ -375,6 +432,25 @@ impl RequestHandler {
     /// `SendStreamingMessage`: a single message event, or the task followed by its updates
     /// until a terminal or interrupted state.
     pub async fn send_streaming_message(
+        &self,
+        req: SendMessageRequest,
+        call: Arc<CallContext>,
+    ) -> Result<TaskEventStream, A2aError> {
+        let log_call = tracing::enabled!(tracing::Level::DEBUG).then(|| call.clone());
+        let result = self.send_streaming_inner(req, call).await;
+        if let Some(log_call) = log_call {
+            let task_id = result.as_ref().ok().map(|s| s.task_id().to_owned());
+            self.log_request(
+                "SendStreamingMessage",
+                &log_call,
+                task_id.as_deref(),
+                &result,
+            );
+        }
+        result
+    }
+
+    async fn send_streaming_inner(
         &self,
         req: SendMessageRequest,
         call: Arc<CallContext>,
@@ -417,10 +493,15 @@ impl RequestHandler {
         req: GetTaskRequest,
         call: &CallContext,
     ) -> Result<TaskAnswer, A2aError> {
-        self.admit(call)?;
-        req.validate()?;
-        self.answer(&req.id, self.history_limit(req.history_length))
-            .await
+        let result = async {
+            self.admit(call)?;
+            req.validate()?;
+            self.answer(&req.id, self.history_limit(req.history_length))
+                .await
+        }
+        .await;
+        self.log_request("GetTask", call, Some(&req.id), &result);
+        result
     }
 
     /// `ListTasks`.
@@ -467,9 +548,18 @@ impl RequestHandler {
     ) -> Result<Task, A2aError> {
         self.admit(&call)?;
         req.validate()?;
-        self.runtime
-            .cancel(&req.id, req.metadata, call, self.history_limit(None))
-            .await
+        let id = req.id.clone();
+        let result = self
+            .runtime
+            .cancel(
+                &req.id,
+                req.metadata,
+                call.clone(),
+                self.history_limit(None),
+            )
+            .await;
+        self.log_request("CancelTask", &call, Some(&id), &result);
+        result
     }
 
     /// `SubscribeToTask`; the call's [`last_event_id`](CallContext::last_event_id) resumes

@@ -148,6 +148,10 @@ impl WriterState {
             {
                 self.closed_artifacts.push(a.artifact.artifact_id.clone());
             }
+            if r.state != self.state || matches!(r.event, TaskEvent::Created(_)) {
+                // One line per committed transition (`A2A_LOG=debug`); free when filtered out.
+                tracing::debug!(task_id, seq = r.seq, state = r.state.as_str(), "task state");
+            }
             self.seq = r.seq;
             self.state = r.state;
             bus.publish(task_id, BusEvent::Record(r.clone()));

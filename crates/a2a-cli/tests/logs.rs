@@ -1,0 +1,53 @@
+//! `A2A_LOG=debug` shows one line per request and per task transition, with the ids;
+//! `--log-format json` makes each line a JSON object.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+
+#[test]
+fn debug_logs_name_each_request_and_transition() {
+    let (s, log) = serve_logged(
+        &["--agent", "echo", "--store", "memory"],
+        "a2a_server=debug",
+    );
+    let o = a2a(&["send", &s.base, "task: logged", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let task = v["task"]["id"].as_str().unwrap().to_owned();
+    let wait = Duration::from_secs(10);
+    assert!(
+        wait_for_line(&log, &["task state", &task, "TASK_STATE_COMPLETED"], wait).is_some(),
+        "no transition line for {task}"
+    );
+    assert!(
+        wait_for_line(&log, &["request", "SendMessage", &task, "ok"], wait).is_some(),
+        "no request line for {task}"
+    );
+    let o = a2a(&["get", &s.base, "no-such-task"]);
+    assert!(!o.status.success());
+    let line = wait_for_line(&log, &["request", "GetTask", "no-such-task"], wait).unwrap();
+    assert!(line.contains("-32001"), "{line}");
+}
+
+#[test]
+fn json_log_lines_are_objects() {
+    let (s, log) = serve_logged(
+        &[
+            "--agent",
+            "echo",
+            "--store",
+            "memory",
+            "--log-format",
+            "json",
+        ],
+        "a2a_server=debug",
+    );
+    let o = a2a(&["send", &s.base, "task: as json"]);
+    assert!(o.status.success());
+    let line = wait_for_line(&log, &["\"request\""], Duration::from_secs(10)).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(v["fields"]["method"], "SendMessage", "{v}");
+    assert_eq!(v["level"], "DEBUG");
+}

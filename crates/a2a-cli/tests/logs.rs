@@ -25,6 +25,9 @@ fn debug_logs_name_each_request_and_transition() {
         wait_for_line(&log, &["request", "SendMessage", &task, "ok"], wait).is_some(),
         "no request line for {task}"
     );
+    let o = a2a(&["list", &s.base]);
+    assert!(o.status.success());
+    assert!(wait_for_line(&log, &["request", "ListTasks", "ok"], wait).is_some());
     let o = a2a(&["get", &s.base, "no-such-task"]);
     assert!(!o.status.success());
     let line = wait_for_line(&log, &["request", "GetTask", "no-such-task"], wait).unwrap();

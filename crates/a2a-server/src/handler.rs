@@ -510,6 +510,16 @@ impl RequestHandler {
         req: ListTasksRequest,
         call: &CallContext,
     ) -> Result<ListTasksResponse, A2aError> {
+        let result = self.list_tasks_inner(req, call).await;
+        self.log_request("ListTasks", call, None, &result);
+        result
+    }
+
+    async fn list_tasks_inner(
+        &self,
+        req: ListTasksRequest,
+        call: &CallContext,
+    ) -> Result<ListTasksResponse, A2aError> {
         self.admit(call)?;
         req.validate()?;
         let page_size = req.page_size.map_or(DEFAULT_PAGE_SIZE, |n| n as usize);
@@ -569,12 +579,17 @@ impl RequestHandler {
         req: SubscribeToTaskRequest,
         call: &CallContext,
     ) -> Result<TaskEventStream, A2aError> {
-        self.admit(call)?;
-        self.check_streaming()?;
-        req.validate()?;
-        self.runtime
-            .subscribe(&req.id, call.last_event_id, self.history_limit(None))
-            .await
+        let result = async {
+            self.admit(call)?;
+            self.check_streaming()?;
+            req.validate()?;
+            self.runtime
+                .subscribe(&req.id, call.last_event_id, self.history_limit(None))
+                .await
+        }
+        .await;
+        self.log_request("SubscribeToTask", call, Some(&req.id), &result);
+        result
     }
 
     /// The four push-notification config operations: this runtime does not deliver push

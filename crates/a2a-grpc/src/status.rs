@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use a2a_types::A2aError;
 use a2a_types::error::ERROR_DOMAIN;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tonic::{Code, Status};
 use tonic_types::{BadRequest, ErrorDetail, ErrorInfo, FieldViolation, StatusExt};
 
@@ -72,22 +72,14 @@ pub fn to_status(err: &A2aError) -> Status {
 /// A status without one becomes [`A2aError::Other`] with a code for its gRPC code.
 pub fn from_status(status: &Status) -> A2aError {
     if let Some(info) = status.get_details_error_info() {
-        let mut metadata = serde_json::Map::new();
-        for (k, v) in info.metadata {
-            metadata.insert(k, Value::String(v));
-        }
-        let body = json!({
-            "error": {
-                "message": status.message(),
-                "details": [{
-                    "@type": "type.googleapis.com/google.rpc.ErrorInfo",
-                    "reason": info.reason,
-                    "domain": info.domain,
-                    "metadata": metadata,
-                }],
-            }
-        });
-        if let Some(err) = A2aError::from_rest_body(&body) {
+        let metadata: serde_json::Map<String, Value> = info
+            .metadata
+            .into_iter()
+            .map(|(k, v)| (k, Value::String(v)))
+            .collect();
+        if let Some(err) =
+            A2aError::from_error_info(&info.reason, status.message(), Some(&metadata))
+        {
             return err;
         }
     }

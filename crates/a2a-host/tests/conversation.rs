@@ -2,6 +2,8 @@
 //! each round to an `exec` agent in the same conversation, over v1.0 and over v0.3, and the
 //! far agent sees the thread grow (every earlier round of the context, in order).
 
+mod common;
+
 use std::sync::Arc;
 
 use a2a_client::{A2aClient, Conversation, Outcome, ProtocolVersion};
@@ -9,13 +11,7 @@ use a2a_host::exec::ExecAgent;
 use a2a_host::remote::RemoteAgent;
 use a2a_host::{AgentHost, HostAgent};
 use a2a_server::ServeOptions;
-use a2a_types::AgentCard;
-
-fn card(name: &str) -> AgentCard {
-    let mut card = AgentCard::new(name, "test");
-    card.capabilities.streaming = Some(true);
-    card
-}
+use common::card;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn three_rounds_through_a_relay_on_each_version() {

@@ -2,35 +2,17 @@
 //! streamed output, the JSON-lines protocol through INPUT_REQUIRED, cancel that stops the
 //! whole process group, timeout, and a failing program.
 
-use std::sync::Arc;
+mod common;
+
 use std::time::{Duration, Instant};
 
-use a2a_client::{A2aClient, Outcome};
+use a2a_client::Outcome;
 use a2a_host::exec::{ExecAgent, OutputMode};
-use a2a_host::{AgentHost, HostAgent};
-use a2a_server::ServeOptions;
-use a2a_types::{AgentCard, Message, SendMessageRequest, StreamResponse, TaskState};
+use a2a_types::{StreamResponse, TaskState};
+use common::{req, serve};
 
 fn sh(script: &str) -> ExecAgent {
     ExecAgent::new(vec!["sh".into(), "-c".into(), script.into()])
-}
-
-async fn serve(agent: ExecAgent) -> A2aClient {
-    let mut card = AgentCard::new("exec", "test");
-    card.capabilities.streaming = Some(true);
-    let host = AgentHost::new(ServeOptions::default()).agent(HostAgent::in_memory(
-        "x",
-        Arc::new(agent),
-        card,
-    ));
-    let addr = a2a_server::spawn_local(host.router()).await.unwrap();
-    A2aClient::connect(&format!("http://{addr}/a2a/x"))
-        .await
-        .unwrap()
-}
-
-fn req(text: &str) -> SendMessageRequest {
-    SendMessageRequest::new(Message::user_text(text))
 }
 
 #[tokio::test(flavor = "multi_thread")]

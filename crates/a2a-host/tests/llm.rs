@@ -2,19 +2,20 @@
 //! chunks, the conversation sent with each turn, the non-streaming form, an upstream error,
 //! and a slow upstream cancelled mid-stream (the upstream request is dropped).
 
+mod common;
+
 use std::convert::Infallible;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use a2a_client::{A2aClient, Outcome};
+use a2a_client::Outcome;
 use a2a_host::llm::LlmAgent;
-use a2a_host::{AgentHost, HostAgent};
-use a2a_server::ServeOptions;
-use a2a_types::{AgentCard, Message, SendMessageRequest, StreamResponse, TaskState};
+use a2a_types::{StreamResponse, TaskState};
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
+use common::{req, serve};
 use serde_json::{Value, json};
 
 #[derive(Default)]
@@ -93,24 +94,6 @@ async fn upstream() -> (String, Arc<Upstream>) {
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await });
     (format!("http://{addr}/v1"), up)
-}
-
-async fn serve(agent: LlmAgent) -> A2aClient {
-    let mut card = AgentCard::new("llm", "test");
-    card.capabilities.streaming = Some(true);
-    let host = AgentHost::new(ServeOptions::default()).agent(HostAgent::in_memory(
-        "llm",
-        Arc::new(agent),
-        card,
-    ));
-    let addr = a2a_server::spawn_local(host.router()).await.unwrap();
-    A2aClient::connect(&format!("http://{addr}/a2a/llm"))
-        .await
-        .unwrap()
-}
-
-fn req(text: &str) -> SendMessageRequest {
-    SendMessageRequest::new(Message::user_text(text))
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -1,6 +1,8 @@
 //! `remote` agents: a chain of two hosted agents, on each binding, and a cancel that reaches
 //! the far end.
 
+mod common;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -8,7 +10,8 @@ use a2a_client::{A2aClient, Binding, Outcome};
 use a2a_host::remote::RemoteAgent;
 use a2a_host::{AgentHost, HostAgent};
 use a2a_server::ServeOptions;
-use a2a_types::{AgentCard, Message, SendMessageRequest, StreamResponse, TaskState};
+use a2a_types::{AgentCard, StreamResponse, TaskState};
+use common::req;
 
 async fn far_end() -> String {
     let host = AgentHost::new(ServeOptions::default()).with_builtin_agents();
@@ -28,10 +31,6 @@ async fn forwarder(to: String, binding: Option<Binding>) -> A2aClient {
     A2aClient::connect(&format!("http://{addr}/a2a/fwd"))
         .await
         .unwrap()
-}
-
-fn req(text: &str) -> SendMessageRequest {
-    SendMessageRequest::new(Message::user_text(text))
 }
 
 #[tokio::test(flavor = "multi_thread")]

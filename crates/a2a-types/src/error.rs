@@ -369,14 +369,30 @@ impl A2aError {
     /// reason this crate knows.
     pub fn from_rest_body(body: &Value) -> Option<Self> {
         let error = body.get("error")?;
-        let details = error.get("details").cloned();
-        let reason = details.as_ref()?.as_array()?.iter().find_map(|d| {
-            d.get("reason").and_then(Value::as_str).filter(|_| {
-                d.get("@type")
-                    .and_then(Value::as_str)
-                    .is_some_and(|t| t.ends_with("google.rpc.ErrorInfo"))
-            })
+        let info = error.get("details")?.as_array()?.iter().find(|d| {
+            d.get("@type")
+                .and_then(Value::as_str)
+                .is_some_and(|t| t.ends_with("google.rpc.ErrorInfo"))
         })?;
+        let message = error
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        Self::from_error_info(
+            info.get("reason").and_then(Value::as_str)?,
+            message,
+            info.get("metadata").and_then(Value::as_object),
+        )
+    }
+
+    /// Rebuilds a typed error from the parts of a `google.rpc.ErrorInfo` as any binding
+    /// carries them (a REST body's detail, a gRPC status detail): its `reason`, the error's
+    /// message and the info's metadata. `None` for a reason this crate does not know.
+    pub fn from_error_info(
+        reason: &str,
+        message: &str,
+        metadata: Option<&Map<String, Value>>,
+    ) -> Option<Self> {
         let code = [
             ErrorCode::PARSE_ERROR,
             ErrorCode::INVALID_REQUEST,
@@ -403,15 +419,16 @@ impl A2aError {
             .reason()
                 == reason
         })?;
-        let message = error
-            .get("message")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
+        let info = json!({
+            "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+            "reason": reason,
+            "domain": ERROR_DOMAIN,
+            "metadata": metadata.cloned().unwrap_or_default(),
+        });
         Some(Self::from_jsonrpc(crate::jsonrpc::JsonRpcError {
             code: code.0,
-            message,
-            data: details,
+            message: message.to_owned(),
+            data: Some(Value::Array(vec![info])),
         }))
     }
 

@@ -93,28 +93,8 @@ impl GrpcV1 {
             .map_err(|s| self.error(s))
     }
 
-    /// A status as a client error: an A2A error when it carries one (or its code says which
-    /// one), a connection failure when the transport failed.
     fn error(&self, status: Status) -> ClientError {
-        let from_transport = status.get_details_error_info().is_none()
-            && matches!(
-                status.code(),
-                Code::Unavailable | Code::Unknown | Code::Cancelled | Code::DeadlineExceeded
-            );
-        if from_transport {
-            return ClientError::Http {
-                url: self.endpoint.clone(),
-                source: Box::new(status),
-            };
-        }
-        let error = from_status(&status);
-        let message = status.message().trim();
-        let message = if message.is_empty() {
-            error.to_string()
-        } else {
-            message.to_owned()
-        };
-        ClientError::Protocol { error, message }
+        client_error(&self.endpoint, status, false)
     }
 
     fn events(&self, stream: Streaming<pb::StreamResponse>) -> EventSource {
@@ -124,29 +104,36 @@ impl GrpcV1 {
                 Ok(ev) => StreamResponse::try_from(ev)
                     .map(|r| WireEvent::new(None, r, false))
                     .map_err(|e| ClientError::InvalidResponse(e.to_string())),
-                Err(status) => Err(Self::stream_error(&endpoint, status)),
+                Err(status) => Err(client_error(&endpoint, status, true)),
             }
         }))
     }
+}
 
-    fn stream_error(endpoint: &str, status: Status) -> ClientError {
-        if status.get_details_error_info().is_none()
-            && matches!(
-                status.code(),
-                Code::Unavailable | Code::Unknown | Code::Cancelled | Code::Internal
-            )
-        {
-            return ClientError::Http {
-                url: endpoint.to_owned(),
-                source: Box::new(status),
-            };
-        }
-        let error = from_status(&status);
-        ClientError::Protocol {
-            message: status.message().to_owned(),
-            error,
-        }
+/// A status as a client error: an A2A error when it carries one (or its code says which
+/// one), a connection failure ([`ClientError::Http`], which streams resume from) when the
+/// transport failed. A broken stream surfaces as `INTERNAL` (an HTTP/2 reset); a unary call's
+/// own timeout as `DEADLINE_EXCEEDED`.
+fn client_error(endpoint: &str, status: Status, mid_stream: bool) -> ClientError {
+    let from_transport = status.get_details_error_info().is_none()
+        && match status.code() {
+            Code::Unavailable | Code::Unknown | Code::Cancelled => true,
+            Code::Internal => mid_stream,
+            Code::DeadlineExceeded => !mid_stream,
+            _ => false,
+        };
+    if from_transport {
+        return ClientError::Http {
+            url: endpoint.to_owned(),
+            source: Box::new(status),
+        };
     }
+    let error = from_status(&status);
+    let message = match status.message().trim() {
+        "" => error.to_string(),
+        m => m.to_owned(),
+    };
+    ClientError::Protocol { error, message }
 }
 
 #[async_trait::async_trait]

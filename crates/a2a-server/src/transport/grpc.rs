@@ -109,10 +109,6 @@ fn admit(metadata: MetadataMap, tenant: &str) -> Result<Arc<CallContext>, Status
     }
 }
 
-fn fail(err: &A2aError) -> Status {
-    to_status(err)
-}
-
 /// A stream event as protobuf.
 fn event_to_pb(r: StreamResponseRef<'_>) -> pb::StreamResponse {
     use pb::stream_response::Payload;
@@ -132,7 +128,7 @@ pub type EventStream = Pin<Box<dyn Stream<Item = Result<pb::StreamResponse, Stat
 fn event_stream(events: TaskEventStream) -> EventStream {
     Box::pin(events.into_stream().map(|item| match item {
         Ok(item) => Ok(event_to_pb(item.response())),
-        Err(e) => Err(fail(&e)),
+        Err(e) => Err(to_status(&e)),
     }))
 }
 
@@ -145,10 +141,10 @@ impl a2a_grpc::A2aService for GrpcEndpoint {
         let (metadata, _, req) = request.into_parts();
         let handler = self.handler(&req.tenant)?;
         let call = admit(metadata, &req.tenant)?;
-        let req = req.try_into().map_err(|e| fail(&e))?;
+        let req = req.try_into().map_err(|e| to_status(&e))?;
         let answer = Box::pin(handler.send_message_answer(req, call))
             .await
-            .map_err(|e| fail(&e))?;
+            .map_err(|e| to_status(&e))?;
         Ok(Response::new(answer.into_response().into()))
     }
 
@@ -161,10 +157,10 @@ impl a2a_grpc::A2aService for GrpcEndpoint {
         let (metadata, _, req) = request.into_parts();
         let handler = self.handler(&req.tenant)?;
         let call = admit(metadata, &req.tenant)?;
-        let req = req.try_into().map_err(|e| fail(&e))?;
+        let req = req.try_into().map_err(|e| to_status(&e))?;
         let events = Box::pin(handler.send_streaming_message(req, call))
             .await
-            .map_err(|e| fail(&e))?;
+            .map_err(|e| to_status(&e))?;
         Ok(Response::new(event_stream(events)))
     }
 
@@ -178,7 +174,7 @@ impl a2a_grpc::A2aService for GrpcEndpoint {
         let task = handler
             .get_task(req.into(), &call)
             .await
-            .map_err(|e| fail(&e))?;
+            .map_err(|e| to_status(&e))?;
         Ok(Response::new(task.into()))
     }
 
@@ -191,7 +187,7 @@ impl a2a_grpc::A2aService for GrpcEndpoint {
         let call = admit(metadata, &req.tenant)?;
         let page = Box::pin(handler.list_tasks(req.into(), &call))
             .await
-            .map_err(|e| fail(&e))?;
+            .map_err(|e| to_status(&e))?;
         Ok(Response::new(page.into()))
     }
 
@@ -204,7 +200,7 @@ impl a2a_grpc::A2aService for GrpcEndpoint {
         let call = admit(metadata, &req.tenant)?;
         let task = Box::pin(handler.cancel_task(req.into(), call))
             .await
-            .map_err(|e| fail(&e))?;
+            .map_err(|e| to_status(&e))?;
         Ok(Response::new(task.into()))
     }
 
@@ -219,7 +215,7 @@ impl a2a_grpc::A2aService for GrpcEndpoint {
         let call = admit(metadata, &req.tenant)?;
         let events = Box::pin(handler.subscribe_to_task(req.into(), &call))
             .await
-            .map_err(|e| fail(&e))?;
+            .map_err(|e| to_status(&e))?;
         Ok(Response::new(event_stream(events)))
     }
 
@@ -254,7 +250,9 @@ impl a2a_grpc::A2aService for GrpcEndpoint {
         let (metadata, _, req) = request.into_parts();
         let handler = self.handler(&req.tenant)?;
         admit(metadata, &req.tenant)?;
-        let card = handler.get_extended_agent_card().map_err(|e| fail(&e))?;
+        let card = handler
+            .get_extended_agent_card()
+            .map_err(|e| to_status(&e))?;
         Ok(Response::new((*card).clone().into()))
     }
 
@@ -275,7 +273,7 @@ impl GrpcEndpoint {
             Err(status) => return status,
         };
         match admit(metadata, tenant) {
-            Ok(call) => fail(&handler.push_config_operation(&call)),
+            Ok(call) => to_status(&handler.push_config_operation(&call)),
             Err(status) => status,
         }
     }

@@ -2,6 +2,7 @@
 
 mod commands;
 mod output;
+mod telemetry;
 
 use clap::{Parser, Subcommand};
 
@@ -27,6 +28,14 @@ struct Cli {
         env = "A2A_LOG_FORMAT"
     )]
     log_format: LogFormat,
+    /// Export traces over OTLP to this collector (base URL, like `http://localhost:4318`;
+    /// for gRPC `http://localhost:4317`). The standard `OTEL_EXPORTER_OTLP_ENDPOINT` and
+    /// other `OTEL_*` variables work too.
+    #[arg(long, global = true, value_name = "URL")]
+    otlp_endpoint: Option<String>,
+    /// OTLP protocol [default: `OTEL_EXPORTER_OTLP_PROTOCOL`, else http/protobuf].
+    #[arg(long, global = true, value_enum)]
+    otlp_protocol: Option<telemetry::OtlpProtocol>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -64,32 +73,20 @@ enum Command {
     Floor(commands::floor::FloorArgs),
 }
 
-fn init_tracing(format: LogFormat) {
-    use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_from_env("A2A_LOG")
-        .or_else(|_| EnvFilter::try_from_default_env())
-        .unwrap_or_else(|_| EnvFilter::new("warn"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    match format {
-        LogFormat::Text => builder.init(),
-        LogFormat::Json => builder.json().init(),
-    }
-}
-
 async fn run(command: Command) -> anyhow::Result<u8> {
     use commands::*;
+    use tracing::Instrument as _;
+    let in_span = |name: &'static str| telemetry::command_span(name);
     match command {
         Command::Serve(a) => serve::run(a).await.map(|()| 0),
-        Command::Card(a) => client::card(a).await,
-        Command::Send(a) => client::send(a).await,
-        Command::Stream(a) => client::stream(a).await,
-        Command::Get(a) => client::get(a).await,
-        Command::List(a) => client::list(a).await,
-        Command::Cancel(a) => client::cancel(a).await,
-        Command::Subscribe(a) => client::subscribe(a).await,
-        Command::Chat(a) => chat::run(a).await,
+        Command::Card(a) => client::card(a).instrument(in_span("card")).await,
+        Command::Send(a) => client::send(a).instrument(in_span("send")).await,
+        Command::Stream(a) => client::stream(a).instrument(in_span("stream")).await,
+        Command::Get(a) => client::get(a).instrument(in_span("get")).await,
+        Command::List(a) => client::list(a).instrument(in_span("list")).await,
+        Command::Cancel(a) => client::cancel(a).instrument(in_span("cancel")).await,
+        Command::Subscribe(a) => client::subscribe(a).instrument(in_span("subscribe")).await,
+        Command::Chat(a) => chat::run(a).instrument(in_span("chat")).await,
         Command::Bench(a) => bench::run(a).await,
         Command::Floor(a) => floor::run(a).await.map(|()| 0),
     }
@@ -104,7 +101,6 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::from(u8::from(e.use_stderr()));
         }
     };
-    init_tracing(cli.log_format);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -115,7 +111,21 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(cli.command)) {
+    let settings = telemetry::ExportSettings {
+        endpoint: cli.otlp_endpoint.clone(),
+        protocol: cli.otlp_protocol,
+    };
+    // Inside the runtime: the gRPC exporter runs on it.
+    let telemetry = match runtime.block_on(async { telemetry::init(cli.log_format, &settings) }) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("a2a: error: {e:#}");
+            return std::process::ExitCode::from(commands::client::ERROR);
+        }
+    };
+    let result = runtime.block_on(run(cli.command));
+    telemetry.shutdown();
+    match result {
         Ok(code) => std::process::ExitCode::from(code),
         Err(e) => {
             eprintln!("a2a: error: {e:#}");

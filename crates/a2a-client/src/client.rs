@@ -8,10 +8,12 @@ use a2a_types::{
     SendMessageRequest, SendMessageResponse, SubscribeToTaskRequest, Task,
 };
 use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
+use tracing::Instrument;
 
 use crate::card::{self, Binding, ProtocolVersion};
 use crate::error::ClientError;
 use crate::stream::{StreamKind, TaskStream};
+use crate::trace;
 use crate::transport::{EventSource, JsonRpcV1, JsonRpcV03, RestV1, Transport};
 
 /// Builds an [`A2aClient`].
@@ -315,7 +317,49 @@ impl A2aClient {
         mut req: SendMessageRequest,
     ) -> Result<SendMessageResponse, ClientError> {
         self.tenant(&mut req.tenant);
-        self.inner.transport.send_message(req).await
+        let span = self.span("SendMessage");
+        let result = self
+            .inner
+            .transport
+            .send_message(req)
+            .instrument(span.clone())
+            .await;
+        match &result {
+            Ok(SendMessageResponse::Task(t)) => trace::record_task(
+                &span,
+                Some(&t.id),
+                Some(&t.context_id),
+                Some(t.status.state),
+            ),
+            Ok(SendMessageResponse::Message(m)) => {
+                trace::record_task(&span, m.task_id.as_deref(), m.context_id.as_deref(), None);
+            }
+            Ok(_) => {}
+            Err(e) => trace::record_error(&span, e),
+        }
+        result
+    }
+
+    /// The span of one call.
+    fn span(&self, method: &'static str) -> tracing::Span {
+        let transport = &self.inner.transport;
+        trace::call_span(method, transport.binding(), transport.endpoint())
+    }
+
+    /// Runs a call inside its span, marking the span when the call fails.
+    async fn traced<T>(
+        &self,
+        method: &'static str,
+        task_id: Option<&str>,
+        call: impl std::future::Future<Output = Result<T, ClientError>>,
+    ) -> Result<T, ClientError> {
+        let span = self.span(method);
+        trace::record_task(&span, task_id, None, None);
+        let result = call.instrument(span.clone()).await;
+        if let Err(e) = &result {
+            trace::record_error(&span, e);
+        }
+        result
     }
 
     /// `SendStreamingMessage`: the reply as a stream of events, ending after a terminal or
@@ -328,8 +372,15 @@ impl A2aClient {
             ));
         }
         self.tenant(&mut req.tenant);
-        let events = self.inner.transport.send_streaming_message(req).await?;
-        Ok(self.task_stream(events, StreamKind::Send, None))
+        let span = self.span("SendStreamingMessage");
+        let events = self
+            .inner
+            .transport
+            .send_streaming_message(req)
+            .instrument(span.clone())
+            .await
+            .inspect_err(|e| trace::record_error(&span, e))?;
+        Ok(self.task_stream(events, StreamKind::Send, None, span))
     }
 
     fn task_stream(
@@ -337,6 +388,7 @@ impl A2aClient {
         events: EventSource,
         kind: StreamKind,
         task_id: Option<String>,
+        span: tracing::Span,
     ) -> TaskStream {
         TaskStream::new(
             self.inner.transport.clone(),
@@ -344,6 +396,7 @@ impl A2aClient {
             events,
             kind,
             task_id,
+            span,
         )
     }
 
@@ -356,9 +409,7 @@ impl A2aClient {
         let mut req = GetTaskRequest::new(id);
         req.history_length = history_length;
         self.tenant(&mut req.tenant);
-        self.inner
-            .transport
-            .get_task(req)
+        self.traced("GetTask", Some(id), self.inner.transport.get_task(req))
             .await
             .map_err(|e| e.about_task(id))
     }
@@ -369,18 +420,21 @@ impl A2aClient {
         mut req: ListTasksRequest,
     ) -> Result<ListTasksResponse, ClientError> {
         self.tenant(&mut req.tenant);
-        self.inner.transport.list_tasks(req).await
+        self.traced("ListTasks", None, self.inner.transport.list_tasks(req))
+            .await
     }
 
     /// `CancelTask`: asks the agent to stop the task; returns the task as the agent left it.
     pub async fn cancel_task(&self, id: &str) -> Result<Task, ClientError> {
         let mut req = CancelTaskRequest::new(id);
         self.tenant(&mut req.tenant);
-        self.inner
-            .transport
-            .cancel_task(req)
-            .await
-            .map_err(|e| e.about_task(id))
+        self.traced(
+            "CancelTask",
+            Some(id),
+            self.inner.transport.cancel_task(req),
+        )
+        .await
+        .map_err(|e| e.about_task(id))
     }
 
     /// `SubscribeToTask`: the task's current state, then its events until it is terminal or
@@ -397,17 +451,26 @@ impl A2aClient {
     ) -> Result<TaskStream, ClientError> {
         let mut req = SubscribeToTaskRequest::new(id);
         self.tenant(&mut req.tenant);
+        let span = self.span("SubscribeToTask");
+        trace::record_task(&span, Some(id), None, None);
         let events = self
             .inner
             .transport
             .subscribe_to_task(req, last_event_id)
+            .instrument(span.clone())
             .await
+            .inspect_err(|e| trace::record_error(&span, e))
             .map_err(|e| e.about_task(id))?;
-        Ok(self.task_stream(events, StreamKind::Subscribe, Some(id.to_owned())))
+        Ok(self.task_stream(events, StreamKind::Subscribe, Some(id.to_owned()), span))
     }
 
     /// `GetExtendedAgentCard` (v0.3: `agent/getAuthenticatedExtendedCard`).
     pub async fn extended_card(&self) -> Result<AgentCard, ClientError> {
-        self.inner.transport.get_extended_agent_card().await
+        self.traced(
+            "GetExtendedAgentCard",
+            None,
+            self.inner.transport.get_extended_agent_card(),
+        )
+        .await
     }
 }

@@ -33,6 +33,7 @@ mod error;
 mod outcome;
 pub mod sse;
 mod stream;
+pub mod trace;
 pub mod transport;
 
 pub use card::{Binding, ProtocolVersion};

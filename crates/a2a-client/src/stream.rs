@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use a2a_types::{GetTaskRequest, StreamResponse, SubscribeToTaskRequest, TaskState};
 use futures::{Stream, StreamExt};
+use tracing::Instrument;
 
 use crate::error::ClientError;
 use crate::transport::{EventSource, Transport};
@@ -47,6 +48,9 @@ pub struct TaskStream {
     first: bool,
     done: bool,
     resumes_left: u32,
+    /// The span of the call that opened the stream: resumes run inside it, and it ends
+    /// with the stream.
+    span: tracing::Span,
 }
 
 impl std::fmt::Debug for TaskStream {
@@ -66,8 +70,10 @@ impl TaskStream {
         events: EventSource,
         kind: StreamKind,
         task_id: Option<String>,
+        span: tracing::Span,
     ) -> Self {
         Self {
+            span,
             transport,
             tenant,
             events,
@@ -106,6 +112,31 @@ impl TaskStream {
 
     /// The next event; `None` once the stream is over.
     pub async fn next(&mut self) -> Option<Result<StreamEvent, ClientError>> {
+        if self.span.is_disabled() {
+            return self.next_event().await;
+        }
+        let span = self.span.clone();
+        let knew_task = self.task_id.is_some();
+        let next = self.next_event().instrument(span).await;
+        match &next {
+            Some(Ok(ev)) if ev.is_final || (!knew_task && self.task_id.is_some()) => {
+                let (context, state) = match &ev.response {
+                    StreamResponse::Task(t) => (Some(t.context_id.as_str()), Some(t.status.state)),
+                    StreamResponse::StatusUpdate(u) => {
+                        (Some(u.context_id.as_str()), Some(u.status.state))
+                    }
+                    StreamResponse::Message(m) => (m.context_id.as_deref(), None),
+                    _ => (None, None),
+                };
+                crate::trace::record_task(&self.span, self.task_id.as_deref(), context, state);
+            }
+            Some(Err(e)) => crate::trace::record_error(&self.span, e),
+            _ => {}
+        }
+        next
+    }
+
+    async fn next_event(&mut self) -> Option<Result<StreamEvent, ClientError>> {
         loop {
             if self.done {
                 return None;

@@ -3,7 +3,9 @@
 //! The program gets the message text on stdin and, in its environment, `A2A_TASK_ID`,
 //! `A2A_CONTEXT_ID`, `A2A_MESSAGE` (the whole message, JSON) and `A2A_HISTORY` (the
 //! conversation so far, a JSON array of messages: the context's earlier tasks and this task's
-//! earlier turns; see [`RequestContext::thread`]).
+//! earlier turns; see [`RequestContext::thread`]). When traces are exported, `TRACEPARENT`
+//! (and `TRACESTATE`) carry the W3C trace context of the task's span, so a program that
+//! calls other agents (say with `a2a send`, which reads them) continues the trace.
 //!
 //! - `text` output: stdout streams out as chunks of the artifact `output` as it is produced.
 //! - `jsonl` output: each stdout line is one JSON object: `{"status": "working", "text": …}`,
@@ -157,6 +159,12 @@ impl ExecAgent {
             .kill_on_drop(true);
         if let Some(dir) = &self.workdir {
             cmd.current_dir(dir);
+        }
+        if let Some((parent, state)) = a2a_client::trace::current_trace_context() {
+            cmd.env("TRACEPARENT", parent);
+            if let Some(state) = state {
+                cmd.env("TRACESTATE", state);
+            }
         }
         cmd.spawn()
     }

@@ -189,7 +189,12 @@ impl AgentHost {
                 index_routes = index_routes.route(p, any(unknown_agent));
             }
         }
-        router.merge(index_routes.with_state(index))
+        let router = router.merge(index_routes.with_state(index));
+        if self.options.metrics {
+            router.merge(a2a_server::router::metrics_routes())
+        } else {
+            router
+        }
     }
 }
 

@@ -68,6 +68,7 @@ pub trait EventBus: Send + Sync + std::fmt::Debug + 'static {
 pub struct BusSubscription {
     rx: broadcast::Receiver<BusEvent>,
     _guard: Guard,
+    _counted: crate::metrics::GaugeHold,
 }
 
 /// What a subscription keeps alive until it is dropped.
@@ -91,6 +92,7 @@ impl BusSubscription {
         Self {
             rx,
             _guard: Guard::Other(Box::new(guard)),
+            _counted: crate::metrics::global().subscriber(),
         }
     }
 
@@ -148,6 +150,7 @@ impl EventBus for InProcessBus {
         BusSubscription {
             rx: channel.subscribe(),
             _guard: Guard::Channel(channel),
+            _counted: crate::metrics::global().subscriber(),
         }
     }
 }

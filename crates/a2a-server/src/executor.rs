@@ -27,6 +27,35 @@ pub struct CallContext {
     pub headers: http::HeaderMap,
     /// Where a resumed subscription starts: after this event (SSE `Last-Event-ID`).
     pub last_event_id: Option<u64>,
+    /// The binding the request came in on.
+    pub binding: Binding,
+}
+
+/// The binding a request came in on (spans and metrics name it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum Binding {
+    /// Called from code in this process, not over a wire.
+    #[default]
+    InProcess,
+    /// JSON-RPC 2.0.
+    JsonRpc,
+    /// HTTP+JSON (REST).
+    HttpJson,
+    /// gRPC.
+    Grpc,
+}
+
+impl Binding {
+    /// The name in spans and metric labels: `jsonrpc`, `http_json`, `grpc` or `in_process`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::InProcess => "in_process",
+            Self::JsonRpc => "jsonrpc",
+            Self::HttpJson => "http_json",
+            Self::Grpc => "grpc",
+        }
+    }
 }
 
 impl CallContext {

@@ -2,7 +2,9 @@
 //! contextId/taskId rules, capability checks, blocking and streaming sends, history length.
 //! JSON-RPC (v1.0 and v0.3) and any other binding translate to and from these calls.
 
+use std::future::Future;
 use std::sync::Arc;
+use std::time::Instant;
 
 use a2a_types::validate::Validate;
 use a2a_types::{
@@ -10,10 +12,13 @@ use a2a_types::{
     Message, PartContent, SendMessageRequest, SendMessageResponse, SubscribeToTaskRequest, Task,
     TaskState,
 };
+use tracing::Instrument;
 
 use crate::executor::CallContext;
+use crate::metrics::SharedName;
 use crate::runtime::{StartRequest, TaskEventStream, TaskRuntime, store_failure, terminal_task};
 use crate::store::{StoreError, TaskEvent, TaskEventRecord, TaskQuery, TaskView};
+use crate::telemetry;
 
 /// A task to answer with: owned, or lent from the store's log.
 #[derive(Debug)]
@@ -108,6 +113,8 @@ pub struct RequestHandler {
     card: Arc<AgentCard>,
     extended_card: Option<Arc<AgentCard>>,
     config: HandlerConfig,
+    /// The agent's name as metrics label it.
+    metrics_name: SharedName,
 }
 
 impl RequestHandler {
@@ -123,11 +130,13 @@ impl RequestHandler {
         caps.streaming.get_or_insert(true);
         caps.push_notifications.get_or_insert(false);
         caps.extended_agent_card.get_or_insert(false);
+        let metrics_name = SharedName(Arc::from(card.name.as_str()));
         Self {
             runtime,
             card: Arc::new(card),
             extended_card: None,
             config,
+            metrics_name,
         }
     }
 
@@ -174,6 +183,47 @@ impl RequestHandler {
             }
         }
         Ok(())
+    }
+
+    /// Runs one operation inside its request span and records it: the span's ids and
+    /// outcome, the request metrics and the debug log line. `ids` reads the task and
+    /// context an answer is about; `task_id` is the one the request named, if any.
+    async fn observed<T>(
+        &self,
+        method: &'static str,
+        call: &CallContext,
+        task_id: Option<&str>,
+        ids: for<'a> fn(&'a T) -> (Option<&'a str>, Option<&'a str>),
+        operation: impl Future<Output = Result<T, A2aError>>,
+    ) -> Result<T, A2aError> {
+        let started = Instant::now();
+        let span = telemetry::request_span(&self.card.name, method, call);
+        let result = operation.instrument(span.clone()).await;
+        let elapsed = started.elapsed();
+        let (answered_task, context_id) = match &result {
+            Ok(v) => ids(v),
+            Err(_) => (None, None),
+        };
+        let task_id = answered_task.or(task_id);
+        if !span.is_disabled() {
+            telemetry::record_ids(&span, task_id, context_id);
+            if let Err(e) = &result {
+                telemetry::record_error(&span, e);
+            }
+        }
+        let outcome = match &result {
+            Ok(_) => "ok",
+            Err(e) => e.reason(),
+        };
+        crate::metrics::global().request(
+            &self.metrics_name,
+            call.binding,
+            method,
+            outcome,
+            elapsed,
+        );
+        self.log_request(method, call, task_id, &result);
+        result
     }
 
     /// One line per request (`A2A_LOG=debug`): the agent, the operation, the task and how
@@ -372,22 +422,15 @@ impl RequestHandler {
         req: SendMessageRequest,
         call: Arc<CallContext>,
     ) -> Result<SendAnswer, A2aError> {
-        let log_call = tracing::enabled!(tracing::Level::DEBUG).then(|| call.clone());
-        let result = self.send_message_inner(req, call).await;
-        if let Some(log_call) = log_call {
-            let task_id = match &result {
-                Ok(SendAnswer::Task(TaskAnswer::Task(t))) => Some(t.id.clone()),
-                Ok(SendAnswer::Task(TaskAnswer::Log { log, .. })) => {
-                    log.first().and_then(|r| match &r.event {
-                        TaskEvent::Created(t) => Some(t.id.clone()),
-                        _ => None,
-                    })
-                }
-                _ => None,
-            };
-            self.log_request("SendMessage", &log_call, task_id.as_deref(), &result);
-        }
-        result
+        let observed_call = call.clone();
+        self.observed(
+            "SendMessage",
+            &observed_call,
+            None,
+            send_answer_ids,
+            self.send_message_inner(req, call),
+        )
+        .await
     }
 
     async fn send_message_inner(
@@ -399,6 +442,10 @@ impl RequestHandler {
         let history = self.history_limit(req.history_length());
         let return_immediately = req.return_immediately();
         let start = self.prepare(req, call).await?;
+        if telemetry::spans_enabled() {
+            let span = tracing::Span::current();
+            telemetry::record_ids(&span, Some(&start.task_id), Some(&start.context_id));
+        }
         let task_id = start.task_id.clone();
         let started = Box::pin(self.runtime.start(start, false)).await?;
         let mut execution = started.execution;
@@ -436,18 +483,15 @@ impl RequestHandler {
         req: SendMessageRequest,
         call: Arc<CallContext>,
     ) -> Result<TaskEventStream, A2aError> {
-        let log_call = tracing::enabled!(tracing::Level::DEBUG).then(|| call.clone());
-        let result = self.send_streaming_inner(req, call).await;
-        if let Some(log_call) = log_call {
-            let task_id = result.as_ref().ok().map(|s| s.task_id().to_owned());
-            self.log_request(
-                "SendStreamingMessage",
-                &log_call,
-                task_id.as_deref(),
-                &result,
-            );
-        }
-        result
+        let observed_call = call.clone();
+        self.observed(
+            "SendStreamingMessage",
+            &observed_call,
+            None,
+            stream_ids,
+            self.send_streaming_inner(req, call),
+        )
+        .await
     }
 
     async fn send_streaming_inner(
@@ -459,6 +503,10 @@ impl RequestHandler {
         self.check_streaming()?;
         let history = self.history_limit(req.history_length());
         let start = self.prepare(req, call).await?;
+        if telemetry::spans_enabled() {
+            let span = tracing::Span::current();
+            telemetry::record_ids(&span, Some(&start.task_id), Some(&start.context_id));
+        }
         let started = Box::pin(self.runtime.start(start, true)).await?;
         let events = started
             .events
@@ -493,15 +541,14 @@ impl RequestHandler {
         req: GetTaskRequest,
         call: &CallContext,
     ) -> Result<TaskAnswer, A2aError> {
-        let result = async {
+        let operation = async {
             self.admit(call)?;
             req.validate()?;
             self.answer(&req.id, self.history_limit(req.history_length))
                 .await
-        }
-        .await;
-        self.log_request("GetTask", call, Some(&req.id), &result);
-        result
+        };
+        self.observed("GetTask", call, Some(&req.id), answer_ids, operation)
+            .await
     }
 
     /// `ListTasks`.
@@ -510,9 +557,14 @@ impl RequestHandler {
         req: ListTasksRequest,
         call: &CallContext,
     ) -> Result<ListTasksResponse, A2aError> {
-        let result = self.list_tasks_inner(req, call).await;
-        self.log_request("ListTasks", call, None, &result);
-        result
+        self.observed(
+            "ListTasks",
+            call,
+            None,
+            no_ids,
+            self.list_tasks_inner(req, call),
+        )
+        .await
     }
 
     async fn list_tasks_inner(
@@ -556,20 +608,21 @@ impl RequestHandler {
         req: CancelTaskRequest,
         call: Arc<CallContext>,
     ) -> Result<Task, A2aError> {
-        self.admit(&call)?;
-        req.validate()?;
         let id = req.id.clone();
-        let result = self
-            .runtime
-            .cancel(
-                &req.id,
-                req.metadata,
-                call.clone(),
-                self.history_limit(None),
-            )
-            .await;
-        self.log_request("CancelTask", &call, Some(&id), &result);
-        result
+        let operation = async {
+            self.admit(&call)?;
+            req.validate()?;
+            self.runtime
+                .cancel(
+                    &req.id,
+                    req.metadata,
+                    call.clone(),
+                    self.history_limit(None),
+                )
+                .await
+        };
+        self.observed("CancelTask", &call, Some(&id), task_ids, operation)
+            .await
     }
 
     /// `SubscribeToTask`; the call's [`last_event_id`](CallContext::last_event_id) resumes
@@ -579,17 +632,22 @@ impl RequestHandler {
         req: SubscribeToTaskRequest,
         call: &CallContext,
     ) -> Result<TaskEventStream, A2aError> {
-        let result = async {
+        let operation = async {
             self.admit(call)?;
             self.check_streaming()?;
             req.validate()?;
             self.runtime
                 .subscribe(&req.id, call.last_event_id, self.history_limit(None))
                 .await
-        }
-        .await;
-        self.log_request("SubscribeToTask", call, Some(&req.id), &result);
-        result
+        };
+        self.observed(
+            "SubscribeToTask",
+            call,
+            Some(&req.id),
+            stream_ids,
+            operation,
+        )
+        .await
     }
 
     /// The four push-notification config operations: this runtime does not deliver push
@@ -663,4 +721,33 @@ mod tests {
         assert!(!media_type_matches("text/plain", "image/png"));
         assert!(!media_type_matches("image/*", "text/plain"));
     }
+}
+
+fn send_answer_ids(answer: &SendAnswer) -> (Option<&str>, Option<&str>) {
+    match answer {
+        SendAnswer::Message(m) => (m.task_id.as_deref(), m.context_id.as_deref()),
+        SendAnswer::Task(t) => answer_ids(t),
+    }
+}
+
+fn answer_ids(answer: &TaskAnswer) -> (Option<&str>, Option<&str>) {
+    match answer {
+        TaskAnswer::Task(t) => task_ids(t),
+        TaskAnswer::Log { log, .. } => match log.first().map(|r| &r.event) {
+            Some(TaskEvent::Created(t)) => task_ids(t),
+            _ => (None, None),
+        },
+    }
+}
+
+fn task_ids(task: &Task) -> (Option<&str>, Option<&str>) {
+    (Some(&task.id), Some(&task.context_id))
+}
+
+fn stream_ids(stream: &TaskEventStream) -> (Option<&str>, Option<&str>) {
+    (Some(stream.task_id()), None)
+}
+
+fn no_ids<T>(_: &T) -> (Option<&str>, Option<&str>) {
+    (None, None)
 }

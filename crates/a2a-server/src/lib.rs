@@ -14,22 +14,24 @@
 pub mod bus;
 mod executor;
 mod handler;
+pub mod metrics;
 mod registry;
 pub mod router;
 mod runtime;
 mod server;
 pub mod store;
+pub mod telemetry;
 pub mod transport;
 mod updater;
 
 pub use bus::{EventBus, InProcessBus};
 pub use executor::{
-    AgentError, AgentExecutor, CallContext, CancelContext, Canceled, RequestContext,
+    AgentError, AgentExecutor, Binding, CallContext, CancelContext, Canceled, RequestContext,
 };
 pub use handler::{DEFAULT_PAGE_SIZE, HandlerConfig, RequestHandler, SendAnswer, TaskAnswer};
 pub use router::{
-    Bindings, ServeOptions, agent_routes, agent_rpc_routes, card_routes, grpc_routes, serve,
-    serve_with_drain, spawn_local,
+    Bindings, ServeOptions, agent_routes, agent_rpc_routes, card_routes, grpc_routes,
+    metrics_routes, serve, serve_with_drain, spawn_local,
 };
 pub use runtime::{
     Recovery, RuntimeConfig, StreamItem, StreamPayload, TaskEventStream, TaskRuntime,

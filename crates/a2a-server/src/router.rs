@@ -16,7 +16,7 @@ use crate::transport::jsonrpc::{self, JsonRpcConfig, JsonRpcEndpoint};
 use crate::transport::rest::{RestEndpoint, rest_routes};
 
 /// How agents are exposed.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct ServeOptions {
     /// Public base URL (`https://agents.example.com`) to advertise in cards; default: the
@@ -31,6 +31,37 @@ pub struct ServeOptions {
     /// The `host:port` to advertise for gRPC (default: the host and port of the public URL,
     /// or of the address clients use). Set it when gRPC is served on a port of its own.
     pub grpc_address: Option<String>,
+    /// Serve the process's metrics at `GET /metrics` (Prometheus text format; on by default).
+    pub metrics: bool,
+}
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        Self {
+            public_url: None,
+            card_compat: CardCompat::default(),
+            jsonrpc: JsonRpcConfig::default(),
+            bindings: Bindings::default(),
+            grpc_address: None,
+            metrics: true,
+        }
+    }
+}
+
+/// `GET /metrics`: the process's [metrics](crate::metrics) in the Prometheus text format.
+pub fn metrics_routes() -> Router {
+    Router::new().route("/metrics", get(metrics))
+}
+
+async fn metrics() -> Response {
+    (
+        [(
+            axum::http::header::CONTENT_TYPE,
+            crate::metrics::CONTENT_TYPE,
+        )],
+        crate::metrics::global().encode(),
+    )
+        .into_response()
 }
 
 /// Which bindings are served (all by default). gRPC needs the `grpc` feature.

@@ -82,7 +82,12 @@ impl A2aServer {
 
     /// The agent's routes, to merge into a larger axum application.
     pub fn router(&self) -> Router {
-        agent_routes(Arc::new(self.handler.clone()), &self.path, &self.options)
+        let router = agent_routes(Arc::new(self.handler.clone()), &self.path, &self.options);
+        if self.options.metrics {
+            router.merge(crate::router::metrics_routes())
+        } else {
+            router
+        }
     }
 
     /// Binds `addr` and serves until Ctrl-C or SIGTERM, then shuts down gracefully.

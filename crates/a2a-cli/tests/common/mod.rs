@@ -43,21 +43,29 @@ pub fn temp_store() -> String {
 
 /// `a2a serve` with `args` on a free port (and its own SQLite file unless `args` say where).
 pub fn serve(args: &[&str]) -> Server {
-    serve_with(args, None).0
+    serve_with(args, None, &[]).0
+}
+
+/// [`serve`] with these environment variables set.
+pub fn serve_env(args: &[&str], envs: &[(&str, &str)]) -> Server {
+    serve_with(args, None, envs).0
 }
 
 /// [`serve`], logging at `filter` (an `A2A_LOG` value): the log's lines, as they come.
 pub fn serve_logged(args: &[&str], filter: &str) -> (Server, std::sync::mpsc::Receiver<String>) {
-    let (server, log) = serve_with(args, Some(filter));
+    let (server, log) = serve_with(args, Some(filter), &[]);
     (server, log.expect("a log"))
 }
 
 fn serve_with(
     args: &[&str],
     log: Option<&str>,
+    envs: &[(&str, &str)],
 ) -> (Server, Option<std::sync::mpsc::Receiver<String>>) {
     let mut cmd = Command::new(BIN);
-    cmd.args(["serve", "--port", "0"]).args(args);
+    cmd.args(["serve", "--port", "0"])
+        .args(args)
+        .envs(envs.iter().copied());
     let own_store = (!args.contains(&"--store")).then(temp_store);
     if let Some(store) = &own_store {
         cmd.args(["--store", store]);

@@ -74,6 +74,11 @@ impl GrpcV1 {
     fn request<T>(&self, message: T) -> tonic::Request<T> {
         let mut req = tonic::Request::new(message);
         *req.metadata_mut() = self.metadata.clone();
+        for (name, value) in crate::trace::headers() {
+            if let Ok(value) = MetadataValue::try_from(value) {
+                req.metadata_mut().insert(name, value);
+            }
+        }
         req
     }
 

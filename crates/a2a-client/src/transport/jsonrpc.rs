@@ -34,12 +34,16 @@ struct Http {
 
 impl Http {
     fn request(&self, body: &impl Serialize) -> reqwest::RequestBuilder {
-        self.http
+        let mut req = self
+            .http
             .post(&self.endpoint)
             .headers(self.headers.clone())
             .header(a2a_types::VERSION_HEADER, self.version.as_str())
-            .header(CONTENT_TYPE, "application/json")
-            .json(body)
+            .header(CONTENT_TYPE, "application/json");
+        for (name, value) in crate::trace::headers() {
+            req = req.header(name, value);
+        }
+        req.json(body)
     }
 
     fn body<'a, P: Serialize>(&self, method: &'a str, params: &'a P) -> JsonRpcRequest<'a, &'a P> {

@@ -58,10 +58,15 @@ impl RestV1 {
     }
 
     fn request(&self, method: Method, url: Url) -> reqwest::RequestBuilder {
-        self.http
+        let mut req = self
+            .http
             .request(method, url)
             .headers(self.headers.clone())
-            .header(a2a_types::VERSION_HEADER, ProtocolVersion::V1.as_str())
+            .header(a2a_types::VERSION_HEADER, ProtocolVersion::V1.as_str());
+        for (name, value) in crate::trace::headers() {
+            req = req.header(name, value);
+        }
+        req
     }
 
     async fn call<R: DeserializeOwned>(

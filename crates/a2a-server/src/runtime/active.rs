@@ -4,11 +4,13 @@ use std::sync::{Arc, Mutex};
 
 use a2a_types::TaskState;
 use futures::future::AbortHandle;
+use opentelemetry::KeyValue;
 use tokio_util::sync::CancellationToken;
 
 use crate::bus::{BusEvent, EventBus};
 use crate::registry::Registered;
 use crate::store::{StoreError, TaskEvent, TaskEventRecord, TaskStore};
+use crate::telemetry;
 
 /// Most records a writer keeps of a task's log (see [`WriterState::log`]).
 const MAX_KEPT_LOG: usize = 64;
@@ -121,7 +123,11 @@ impl WriterState {
         events: Vec<TaskEvent>,
     ) -> Result<Vec<Arc<TaskEventRecord>>, StoreError> {
         let creating = !self.created;
-        let records = match store.append(task_id, self.seq, events).await {
+        let started = std::time::Instant::now();
+        let appended = store.append(task_id, self.seq, events).await;
+        let metrics = crate::metrics::global();
+        metrics.store_append(started.elapsed());
+        let records = match appended {
             Ok(r) => r,
             Err(e @ StoreError::Conflict { .. }) => {
                 // Another replica wrote; re-read so the next write starts from the truth.
@@ -148,9 +154,26 @@ impl WriterState {
             {
                 self.closed_artifacts.push(a.artifact.artifact_id.clone());
             }
-            if r.state != self.state || matches!(r.event, TaskEvent::Created(_)) {
+            let created = matches!(r.event, TaskEvent::Created(_));
+            if r.state != self.state || created {
                 // One line per committed transition (`A2A_LOG=debug`); free when filtered out.
                 tracing::debug!(task_id, seq = r.seq, state = r.state.as_str(), "task state");
+                metrics.transition((!created).then_some(self.state), r.state);
+                telemetry::span_event("a2a.task.status", || {
+                    vec![KeyValue::new("a2a.state", r.state.as_str())]
+                });
+                if r.state.is_terminal() || r.state.is_interrupted() {
+                    telemetry::record_state(r.state);
+                }
+            }
+            if let TaskEvent::Artifact(a) = &r.event {
+                telemetry::span_event("a2a.task.artifact", || {
+                    vec![
+                        KeyValue::new("a2a.artifact_id", a.artifact.artifact_id.clone()),
+                        KeyValue::new("a2a.append", a.append),
+                        KeyValue::new("a2a.last_chunk", a.last_chunk),
+                    ]
+                });
             }
             self.seq = r.seq;
             self.state = r.state;

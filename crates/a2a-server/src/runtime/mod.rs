@@ -18,6 +18,7 @@ use futures::future::{AbortHandle, Abortable};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
+use tracing::Instrument;
 
 pub use stream::{StreamItem, StreamPayload, TaskEventStream};
 
@@ -299,8 +300,11 @@ impl TaskRuntime {
             id,
             done,
         };
+        let span = crate::telemetry::task_span(&ctx.task_id, &ctx.context_id);
         let run = run_execution(sh.executor.clone(), ctx, updater.clone(), cancel, guard);
-        let run = Abortable::new(run, registration).map(|_| ());
+        let run = Abortable::new(run, registration)
+            .map(|_| ())
+            .instrument(span);
         let fut: ExecutionFuture = Box::pin(sh.executions.track_future(run));
         (fut, updater)
     }
@@ -660,9 +664,16 @@ async fn run_execution(
     cancel: CancellationToken,
     guard: ExecutionGuard,
 ) {
+    let started = std::time::Instant::now();
     let result = AssertUnwindSafe(executor.execute(ctx, updater.clone()))
         .catch_unwind()
         .await;
+    let outcome = match &result {
+        Ok(Ok(())) => "ok",
+        Ok(Err(_)) => "error",
+        Err(_) => "panic",
+    };
+    crate::metrics::global().executor_run(outcome, started.elapsed());
     finish(&updater, result, &cancel).await;
     drop(guard);
 }

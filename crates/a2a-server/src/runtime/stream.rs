@@ -91,6 +91,7 @@ pub struct TaskEventStream {
     /// Read the log at this interval while the bus is quiet (a store shared by processes).
     poll: Option<std::time::Duration>,
     done: bool,
+    _open: crate::metrics::GaugeHold,
 }
 
 impl TaskEventStream {
@@ -111,6 +112,7 @@ impl TaskEventStream {
             policy,
             poll: None,
             done: false,
+            _open: crate::metrics::global().stream_opened(),
         }
     }
 

@@ -93,7 +93,8 @@ fn admit(metadata: MetadataMap, tenant: &str) -> Result<Arc<CallContext>, Status
     let headers = metadata.into_headers();
     match negotiate_version(&headers, None) {
         Ok(ProtocolVersion::V1) => {
-            let mut call = call_context(ProtocolVersion::V1, headers);
+            let mut call =
+                call_context(crate::executor::Binding::Grpc, ProtocolVersion::V1, headers);
             if !tenant.is_empty()
                 && let Some(c) = Arc::get_mut(&mut call)
             {

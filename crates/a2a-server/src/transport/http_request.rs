@@ -7,7 +7,7 @@ use a2a_types::{A2aError, ProtocolVersion};
 use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, HeaderName, StatusCode, header};
 
-use crate::executor::CallContext;
+use crate::executor::{Binding, CallContext};
 
 static LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
 static EXTENSIONS: HeaderName = HeaderName::from_static("a2a-extensions");
@@ -20,7 +20,11 @@ pub(crate) fn last_event_id(headers: &HeaderMap) -> Option<u64> {
         .and_then(|v| v.trim().parse().ok())
 }
 
-pub(crate) fn call_context(version: ProtocolVersion, headers: HeaderMap) -> Arc<CallContext> {
+pub(crate) fn call_context(
+    binding: Binding,
+    version: ProtocolVersion,
+    headers: HeaderMap,
+) -> Arc<CallContext> {
     let extensions = [&EXTENSIONS, &EXTENSIONS_V03]
         .into_iter()
         .flat_map(|h| headers.get_all(h).iter())
@@ -37,6 +41,7 @@ pub(crate) fn call_context(version: ProtocolVersion, headers: HeaderMap) -> Arc<
     }
     call.extensions = extensions;
     call.headers = headers;
+    call.binding = binding;
     Arc::new(call)
 }
 

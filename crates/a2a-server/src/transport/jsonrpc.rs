@@ -236,7 +236,11 @@ pub async fn handle(State(ep): State<Arc<JsonRpcEndpoint>>, request: Request) ->
         Err(e) => return fail(id, &e, wire),
     };
     if wire == ProtocolVersion::V03 {
-        let call = call_context(ProtocolVersion::V03, headers);
+        let call = call_context(
+            crate::executor::Binding::JsonRpc,
+            ProtocolVersion::V03,
+            headers,
+        );
         return dispatch_v03(&ep, id, method, (env.params, env.metadata), call).await;
     }
     if version != ProtocolVersion::V1 {
@@ -251,7 +255,11 @@ pub async fn handle(State(ep): State<Arc<JsonRpcEndpoint>>, request: Request) ->
         id,
         method,
         env.params,
-        call_context(ProtocolVersion::V1, headers),
+        call_context(
+            crate::executor::Binding::JsonRpc,
+            ProtocolVersion::V1,
+            headers,
+        ),
     )
     .await
 }

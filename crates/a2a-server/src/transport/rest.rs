@@ -94,7 +94,11 @@ fn ok(body: &impl Serialize) -> Response {
 /// The call's context, once its `A2A-Version` allows the v1.0 operations served here.
 fn admit(headers: HeaderMap, uri: &Uri) -> Result<Arc<CallContext>, A2aError> {
     match negotiate_version(&headers, uri.query())? {
-        ProtocolVersion::V1 => Ok(call_context(ProtocolVersion::V1, headers)),
+        ProtocolVersion::V1 => Ok(call_context(
+            crate::executor::Binding::HttpJson,
+            ProtocolVersion::V1,
+            headers,
+        )),
         _ => Err(A2aError::VersionNotSupported {
             version: "0.3 (no A2A-Version header; send \"A2A-Version: 1.0\" for this binding)"
                 .into(),

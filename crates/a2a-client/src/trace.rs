@@ -1,0 +1,114 @@
+//! Spans for every call and stream, and W3C trace context on every request: the client
+//! sends `traceparent` (and `tracestate`) as HTTP headers or gRPC metadata, so the agent it
+//! calls continues the caller's trace.
+//!
+//! The spans are `tracing` spans at `INFO` with the target [`SPAN_TARGET`]; an OpenTelemetry
+//! layer (`tracing-opentelemetry`) exports them. Without one, no span is made and nothing
+//! is sent.
+
+use a2a_types::TaskState;
+use opentelemetry::trace::TraceContextExt;
+use tracing::Span;
+use tracing::field::Empty;
+use tracing_opentelemetry::OpenTelemetrySpanExt;
+
+use crate::error::ClientError;
+
+/// The target of the spans this crate opens.
+pub const SPAN_TARGET: &str = "a2a::client";
+
+/// The W3C `traceparent` header.
+pub const TRACEPARENT: &str = "traceparent";
+/// The W3C `tracestate` header.
+pub const TRACESTATE: &str = "tracestate";
+
+/// The W3C trace context of the current span, as the `traceparent` value and the
+/// `tracestate` value (when there is one): `None` without an exported current span.
+///
+/// Pass it on where a header cannot go, say to a child process as the `TRACEPARENT` and
+/// `TRACESTATE` environment variables.
+pub fn current_trace_context() -> Option<(String, Option<String>)> {
+    let span = Span::current();
+    if span.is_none() {
+        return None;
+    }
+    let cx = span.context();
+    let otel_span = cx.span();
+    let sc = otel_span.span_context();
+    if !sc.is_valid() {
+        return None;
+    }
+    let parent = format!(
+        "00-{}-{}-{:02x}",
+        sc.trace_id(),
+        sc.span_id(),
+        sc.trace_flags().to_u8()
+    );
+    let state = sc.trace_state().header();
+    Some((parent, (!state.is_empty()).then_some(state)))
+}
+
+/// `traceparent` / `tracestate` for an outgoing request, as header pairs.
+pub(crate) fn headers() -> impl Iterator<Item = (&'static str, String)> {
+    let (parent, state) = match current_trace_context() {
+        Some((p, s)) => (Some(p), s),
+        None => (None, None),
+    };
+    parent
+        .map(|p| (TRACEPARENT, p))
+        .into_iter()
+        .chain(state.map(|s| (TRACESTATE, s)))
+}
+
+/// The span of one call (`method`) to `endpoint` over `binding`.
+pub(crate) fn call_span(method: &'static str, binding: &'static str, endpoint: &str) -> Span {
+    tracing::info_span!(
+        target: SPAN_TARGET,
+        "a2a.call",
+        otel.name = method,
+        otel.kind = "client",
+        otel.status_code = Empty,
+        otel.status_description = Empty,
+        rpc.system = "a2a",
+        rpc.method = method,
+        a2a.binding = binding,
+        url.full = endpoint,
+        a2a.task_id = Empty,
+        a2a.context_id = Empty,
+        gen_ai.conversation.id = Empty,
+        thread_id = Empty,
+        a2a.state = Empty,
+    )
+}
+
+/// Records the task, conversation and state a call was about.
+pub(crate) fn record_task(
+    span: &Span,
+    task_id: Option<&str>,
+    context_id: Option<&str>,
+    state: Option<TaskState>,
+) {
+    if span.is_disabled() {
+        return;
+    }
+    if let Some(t) = task_id {
+        span.record("a2a.task_id", t);
+    }
+    if let Some(c) = context_id {
+        span.record("a2a.context_id", c);
+        span.record("gen_ai.conversation.id", c);
+        span.record("thread_id", c);
+    }
+    if let Some(s) = state {
+        span.record("a2a.state", s.as_str());
+    }
+}
+
+/// Marks a call as failed.
+pub(crate) fn record_error(span: &Span, error: &ClientError) {
+    if span.is_disabled() {
+        return;
+    }
+    span.record("otel.status_code", "error");
+    span.record("otel.status_description", tracing::field::display(error));
+}

@@ -1,0 +1,126 @@
+//! Spans for every request and every task run, continuing the caller's W3C trace context,
+//! with the conversation's `contextId` on each as `gen_ai.conversation.id` and `thread_id`.
+//!
+//! The spans are `tracing` spans at `INFO` with the target [`SPAN_TARGET`]; an OpenTelemetry
+//! layer (`tracing-opentelemetry`) exports them. Where no subscriber wants them they are
+//! disabled at their call site, and none of this runs.
+
+use a2a_types::A2aError;
+use opentelemetry::propagation::{Extractor, TextMapPropagator};
+use opentelemetry_sdk::propagation::TraceContextPropagator;
+use tracing::Span;
+use tracing::field::Empty;
+use tracing_opentelemetry::OpenTelemetrySpanExt;
+
+use crate::executor::CallContext;
+
+/// The target of the spans this crate opens: filter on it to export or log them.
+pub const SPAN_TARGET: &str = "a2a::server";
+
+/// The W3C `traceparent` header.
+const TRACEPARENT: &str = "traceparent";
+
+struct HeaderExtractor<'a>(&'a http::HeaderMap);
+
+impl Extractor for HeaderExtractor<'_> {
+    fn get(&self, key: &str) -> Option<&str> {
+        self.0.get(key).and_then(|v| v.to_str().ok())
+    }
+
+    fn keys(&self) -> Vec<&str> {
+        self.0.keys().map(http::HeaderName::as_str).collect()
+    }
+}
+
+/// The span of one request, a child of the caller's span when the request carries
+/// `traceparent` (HTTP header or gRPC metadata).
+pub(crate) fn request_span(agent: &str, method: &'static str, call: &CallContext) -> Span {
+    let span = tracing::info_span!(
+        target: SPAN_TARGET,
+        "a2a.request",
+        otel.name = method,
+        otel.kind = "server",
+        otel.status_code = Empty,
+        otel.status_description = Empty,
+        rpc.system = "a2a",
+        rpc.method = method,
+        a2a.binding = call.binding.as_str(),
+        a2a.protocol_version = call.protocol_version.as_str(),
+        a2a.agent = agent,
+        a2a.task_id = Empty,
+        a2a.context_id = Empty,
+        gen_ai.conversation.id = Empty,
+        thread_id = Empty,
+        a2a.error_code = Empty,
+    );
+    if !span.is_disabled() && call.headers.contains_key(TRACEPARENT) {
+        let parent = TraceContextPropagator::new().extract(&HeaderExtractor(&call.headers));
+        // Only fails once the span has started, which it has not.
+        let _ = span.set_parent(parent);
+    }
+    span
+}
+
+/// The span of one run of an agent's `execute`, a child of the request that started it.
+pub(crate) fn task_span(task_id: &str, context_id: &str) -> Span {
+    tracing::info_span!(
+        target: SPAN_TARGET,
+        "a2a.task",
+        otel.name = "execute",
+        otel.status_code = Empty,
+        otel.status_description = Empty,
+        a2a.task_id = task_id,
+        a2a.context_id = context_id,
+        gen_ai.conversation.id = context_id,
+        thread_id = context_id,
+        a2a.state = Empty,
+    )
+}
+
+/// Records the task and conversation a request was about.
+pub(crate) fn record_ids(span: &Span, task_id: Option<&str>, context_id: Option<&str>) {
+    if let Some(t) = task_id {
+        span.record("a2a.task_id", t);
+    }
+    if let Some(c) = context_id {
+        span.record("a2a.context_id", c);
+        span.record("gen_ai.conversation.id", c);
+        span.record("thread_id", c);
+    }
+}
+
+/// Records how a request ended.
+pub(crate) fn record_error(span: &Span, error: &A2aError) {
+    span.record("a2a.error_code", error.code().0);
+    span.record("otel.status_code", "error");
+    span.record("otel.status_description", tracing::field::display(error));
+}
+
+/// Records the state a task run left its task in (terminal or interrupted) on the
+/// current span; a failure marks the span as an error.
+pub(crate) fn record_state(state: a2a_types::TaskState) {
+    if !spans_enabled() {
+        return;
+    }
+    let span = Span::current();
+    span.record("a2a.state", state.as_str());
+    if state == a2a_types::TaskState::Failed {
+        span.record("otel.status_code", "error");
+    }
+}
+
+/// Whether this crate's spans are wanted by any subscriber (cached at the call site).
+pub(crate) fn spans_enabled() -> bool {
+    tracing::enabled!(target: SPAN_TARGET, tracing::Level::INFO)
+}
+
+/// Adds an event (a task transition, an artifact) to the current span when spans are
+/// wanted; `attributes` is only called then.
+pub(crate) fn span_event(
+    name: &'static str,
+    attributes: impl FnOnce() -> Vec<opentelemetry::KeyValue>,
+) {
+    if spans_enabled() {
+        Span::current().add_event(name, attributes());
+    }
+}

@@ -93,6 +93,10 @@ pub(crate) struct ServeArgs {
     /// Seconds to let open requests and streams finish after SIGINT/SIGTERM.
     #[arg(long, default_value_t = 10.0)]
     drain_seconds: f64,
+    /// Do not serve `GET /metrics` (Prometheus text format: requests, latency, tasks by
+    /// state, open streams, store and executor timings).
+    #[arg(long)]
+    no_metrics: bool,
 }
 
 /// `secs` as a duration; 0, negative or not a number mean "no limit".
@@ -229,6 +233,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let set = Settings::resolve(&args, file.as_ref());
     let mut options = ServeOptions::default();
     options.public_url = set.public_url.clone();
+    options.metrics = !args.no_metrics;
     options.card_compat = match args.card_compat {
         CardCompatArg::Strict => CardCompat::Strict,
         CardCompatArg::V03 => CardCompat::V03Merged,

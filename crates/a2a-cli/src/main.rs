@@ -71,6 +71,9 @@ enum Command {
     /// A bare JSON-RPC endpoint answering a fixed task: the benchmark floor.
     #[command(hide = true)]
     Floor(commands::floor::FloorArgs),
+    /// An OTLP/HTTP trace receiver that counts what it gets: for measuring export cost.
+    #[command(hide = true)]
+    OtlpSink(commands::otlp_sink::OtlpSinkArgs),
 }
 
 async fn run(command: Command) -> anyhow::Result<u8> {
@@ -89,6 +92,7 @@ async fn run(command: Command) -> anyhow::Result<u8> {
         Command::Chat(a) => chat::run(a).instrument(in_span("chat")).await,
         Command::Bench(a) => bench::run(a).await,
         Command::Floor(a) => floor::run(a).await.map(|()| 0),
+        Command::OtlpSink(a) => otlp_sink::run(a).await.map(|()| 0),
     }
 }
 

@@ -14,6 +14,7 @@ use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_otlp::WithExportConfig as _;
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::trace::SdkTracerProvider;
+use tracing_subscriber::filter::Targets;
 use tracing_subscriber::layer::SubscriberExt as _;
 use tracing_subscriber::util::SubscriberInitExt as _;
 use tracing_subscriber::{EnvFilter, Layer as _};
@@ -151,12 +152,26 @@ pub(crate) fn init(format: LogFormat, settings: &ExportSettings) -> anyhow::Resu
     } else {
         None
     };
+    let export_filter = match env("A2A_TRACE") {
+        Some(directives) => directives
+            .parse::<Targets>()
+            .with_context(|| format!("A2A_TRACE={directives:?} is not a target filter"))?,
+        None => DEFAULT_EXPORT_FILTER
+            .parse::<Targets>()
+            .context("the default export filter")?,
+    };
     let export_layer = provider.as_ref().map(|p| {
-        let filter = EnvFilter::try_from_env("A2A_TRACE")
-            .unwrap_or_else(|_| EnvFilter::new(DEFAULT_EXPORT_FILTER));
+        // Only what a trace backend shows: no source locations, thread ids, targets or
+        // busy/idle timings (each a clock read per poll), and no OpenTelemetry context made
+        // current on every enter (the client reads a span's context directly).
         tracing_opentelemetry::layer()
             .with_tracer(p.tracer("a2a"))
-            .with_filter(filter)
+            .with_location(false)
+            .with_threads(false)
+            .with_target(false)
+            .with_tracked_inactivity(false)
+            .with_context_activation(false)
+            .with_filter(export_filter)
     });
     tracing_subscriber::registry()
         .with(log_layer.with_filter(log_filter))

@@ -25,7 +25,10 @@ fn scrape(base: &str) -> Scrape {
         .filter_map(|l| l.strip_prefix("# TYPE "))
         .filter_map(|l| l.split_whitespace().next())
         .collect();
-    for line in body.lines().filter(|l| !l.starts_with('#') && !l.is_empty()) {
+    for line in body
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+    {
         let name = line.split(['{', ' ']).next().unwrap();
         let family = ["_bucket", "_sum", "_count"]
             .iter()

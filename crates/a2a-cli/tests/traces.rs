@@ -282,7 +282,7 @@ fn a_conversation_across_two_agents_is_one_trace() {
     let context_b = &b_task.attrs["gen_ai.conversation.id"];
     assert!(!context_b.is_empty());
     assert_eq!(&b_request.attrs["gen_ai.conversation.id"], context_b);
-    assert_eq!(a_request.attrs["rpc.method"], "SendMessage");
+    assert_eq!(a_request.attrs["a2a.protocol_version"], "1.0");
     assert_eq!(a_request.attrs["a2a.binding"], "jsonrpc");
     assert_eq!(b_request.attrs["a2a.binding"], "grpc");
     assert_eq!(a_request.attrs["a2a.agent"], "Relay");

@@ -69,12 +69,9 @@ pub(crate) fn call_span(method: &'static str, binding: &'static str, endpoint: &
         otel.kind = "client",
         otel.status_code = Empty,
         otel.status_description = Empty,
-        rpc.system = "a2a",
-        rpc.method = method,
         a2a.binding = binding,
         url.full = endpoint,
         a2a.task_id = Empty,
-        a2a.context_id = Empty,
         gen_ai.conversation.id = Empty,
         thread_id = Empty,
         a2a.state = Empty,
@@ -95,7 +92,6 @@ pub(crate) fn record_task(
         span.record("a2a.task_id", t);
     }
     if let Some(c) = context_id {
-        span.record("a2a.context_id", c);
         span.record("gen_ai.conversation.id", c);
         span.record("thread_id", c);
     }

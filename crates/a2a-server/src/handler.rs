@@ -197,7 +197,7 @@ impl RequestHandler {
         operation: impl Future<Output = Result<T, A2aError>>,
     ) -> Result<T, A2aError> {
         let started = Instant::now();
-        let span = telemetry::request_span(&self.card.name, method, call);
+        let span = telemetry::request_span(&self.card.name, method, call, task_id);
         let result = operation.instrument(span.clone()).await;
         let elapsed = started.elapsed();
         let (answered_task, context_id) = match &result {
@@ -206,7 +206,11 @@ impl RequestHandler {
         };
         let task_id = answered_task.or(task_id);
         if !span.is_disabled() {
-            telemetry::record_ids(&span, task_id, context_id);
+            // Sends record their task and conversation as soon as they are known.
+            let sends = method.starts_with("Send");
+            if !sends && context_id.is_some() {
+                telemetry::record_ids(&span, None, context_id);
+            }
             if let Err(e) = &result {
                 telemetry::record_error(&span, e);
             }
@@ -235,9 +239,6 @@ impl RequestHandler {
         task_id: Option<&str>,
         result: &Result<T, A2aError>,
     ) {
-        if !tracing::enabled!(tracing::Level::DEBUG) {
-            return;
-        }
         match result {
             Ok(_) => tracing::debug!(
                 agent = %self.card.name,
@@ -442,8 +443,7 @@ impl RequestHandler {
         let history = self.history_limit(req.history_length());
         let return_immediately = req.return_immediately();
         let start = self.prepare(req, call).await?;
-        if telemetry::spans_enabled() {
-            let span = tracing::Span::current();
+        if let Some(span) = telemetry::current_span() {
             telemetry::record_ids(&span, Some(&start.task_id), Some(&start.context_id));
         }
         let task_id = start.task_id.clone();
@@ -503,8 +503,7 @@ impl RequestHandler {
         self.check_streaming()?;
         let history = self.history_limit(req.history_length());
         let start = self.prepare(req, call).await?;
-        if telemetry::spans_enabled() {
-            let span = tracing::Span::current();
+        if let Some(span) = telemetry::current_span() {
             telemetry::record_ids(&span, Some(&start.task_id), Some(&start.context_id));
         }
         let started = Box::pin(self.runtime.start(start, true)).await?;
@@ -706,23 +705,6 @@ fn media_type_matches(pattern: &str, media_type: &str) -> bool {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::media_type_matches;
-
-    #[test]
-    fn media_types() {
-        assert!(media_type_matches(
-            "text/plain",
-            "text/plain; charset=utf-8"
-        ));
-        assert!(media_type_matches("image/*", "image/png"));
-        assert!(media_type_matches("*/*", "application/pdf"));
-        assert!(!media_type_matches("text/plain", "image/png"));
-        assert!(!media_type_matches("image/*", "text/plain"));
-    }
-}
-
 fn send_answer_ids(answer: &SendAnswer) -> (Option<&str>, Option<&str>) {
     match answer {
         SendAnswer::Message(m) => (m.task_id.as_deref(), m.context_id.as_deref()),
@@ -750,4 +732,21 @@ fn stream_ids(stream: &TaskEventStream) -> (Option<&str>, Option<&str>) {
 
 fn no_ids<T>(_: &T) -> (Option<&str>, Option<&str>) {
     (None, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::media_type_matches;
+
+    #[test]
+    fn media_types() {
+        assert!(media_type_matches(
+            "text/plain",
+            "text/plain; charset=utf-8"
+        ));
+        assert!(media_type_matches("image/*", "image/png"));
+        assert!(media_type_matches("*/*", "application/pdf"));
+        assert!(!media_type_matches("text/plain", "image/png"));
+        assert!(!media_type_matches("image/*", "text/plain"));
+    }
 }

@@ -32,9 +32,14 @@ impl Extractor for HeaderExtractor<'_> {
     }
 }
 
-/// The span of one request, a child of the caller's span when the request carries
-/// `traceparent` (HTTP header or gRPC metadata).
-pub(crate) fn request_span(agent: &str, method: &'static str, call: &CallContext) -> Span {
+/// The span of one request (about `task_id`, when the request names one), a child of the
+/// caller's span when the request carries `traceparent` (HTTP header or gRPC metadata).
+pub(crate) fn request_span(
+    agent: &str,
+    method: &'static str,
+    call: &CallContext,
+    task_id: Option<&str>,
+) -> Span {
     let span = tracing::info_span!(
         target: SPAN_TARGET,
         "a2a.request",
@@ -42,13 +47,10 @@ pub(crate) fn request_span(agent: &str, method: &'static str, call: &CallContext
         otel.kind = "server",
         otel.status_code = Empty,
         otel.status_description = Empty,
-        rpc.system = "a2a",
-        rpc.method = method,
         a2a.binding = call.binding.as_str(),
         a2a.protocol_version = call.protocol_version.as_str(),
         a2a.agent = agent,
-        a2a.task_id = Empty,
-        a2a.context_id = Empty,
+        a2a.task_id = task_id,
         gen_ai.conversation.id = Empty,
         thread_id = Empty,
         a2a.error_code = Empty,
@@ -70,7 +72,6 @@ pub(crate) fn task_span(task_id: &str, context_id: &str) -> Span {
         otel.status_code = Empty,
         otel.status_description = Empty,
         a2a.task_id = task_id,
-        a2a.context_id = context_id,
         gen_ai.conversation.id = context_id,
         thread_id = context_id,
         a2a.state = Empty,
@@ -83,7 +84,6 @@ pub(crate) fn record_ids(span: &Span, task_id: Option<&str>, context_id: Option<
         span.record("a2a.task_id", t);
     }
     if let Some(c) = context_id {
-        span.record("a2a.context_id", c);
         span.record("gen_ai.conversation.id", c);
         span.record("thread_id", c);
     }
@@ -99,28 +99,30 @@ pub(crate) fn record_error(span: &Span, error: &A2aError) {
 /// Records the state a task run left its task in (terminal or interrupted) on the
 /// current span; a failure marks the span as an error.
 pub(crate) fn record_state(state: a2a_types::TaskState) {
-    if !spans_enabled() {
+    let Some(span) = current_span() else {
         return;
-    }
-    let span = Span::current();
+    };
     span.record("a2a.state", state.as_str());
     if state == a2a_types::TaskState::Failed {
         span.record("otel.status_code", "error");
     }
 }
 
-/// Whether this crate's spans are wanted by any subscriber (cached at the call site).
-pub(crate) fn spans_enabled() -> bool {
-    tracing::enabled!(target: SPAN_TARGET, tracing::Level::INFO)
+/// The current span when it is a real one (some subscriber records it). Checking this
+/// rather than `tracing::enabled!` keeps per-layer filters' state clean: an `enabled!`
+/// probe that is not followed by its event can make a per-layer filter drop the next one.
+pub(crate) fn current_span() -> Option<Span> {
+    let span = Span::current();
+    (!span.is_disabled()).then_some(span)
 }
 
-/// Adds an event (a task transition, an artifact) to the current span when spans are
-/// wanted; `attributes` is only called then.
+/// Adds an event (a task transition, an artifact) to the current span when it is
+/// recorded; `attributes` is only called then.
 pub(crate) fn span_event(
     name: &'static str,
     attributes: impl FnOnce() -> Vec<opentelemetry::KeyValue>,
 ) {
-    if spans_enabled() {
-        Span::current().add_event(name, attributes());
+    if let Some(span) = current_span() {
+        span.add_event(name, attributes());
     }
 }

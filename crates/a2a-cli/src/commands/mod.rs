@@ -6,4 +6,5 @@ pub(crate) mod chat;
 pub(crate) mod client;
 pub(crate) mod common;
 pub(crate) mod floor;
+pub(crate) mod otlp_sink;
 pub(crate) mod serve;

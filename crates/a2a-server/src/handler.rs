@@ -15,7 +15,7 @@ use a2a_types::{
 use tracing::Instrument;
 
 use crate::executor::CallContext;
-use crate::metrics::SharedName;
+use crate::metrics::{RequestSeriesCache, SharedName};
 use crate::runtime::{StartRequest, TaskEventStream, TaskRuntime, store_failure, terminal_task};
 use crate::store::{StoreError, TaskEvent, TaskEventRecord, TaskQuery, TaskView};
 use crate::telemetry;
@@ -113,8 +113,8 @@ pub struct RequestHandler {
     card: Arc<AgentCard>,
     extended_card: Option<Arc<AgentCard>>,
     config: HandlerConfig,
-    /// The agent's name as metrics label it.
-    metrics_name: SharedName,
+    /// The agent's request metrics.
+    request_metrics: Arc<RequestSeriesCache>,
 }
 
 impl RequestHandler {
@@ -130,13 +130,15 @@ impl RequestHandler {
         caps.streaming.get_or_insert(true);
         caps.push_notifications.get_or_insert(false);
         caps.extended_agent_card.get_or_insert(false);
-        let metrics_name = SharedName(Arc::from(card.name.as_str()));
+        let request_metrics = Arc::new(RequestSeriesCache::new(SharedName(Arc::from(
+            card.name.as_str(),
+        ))));
         Self {
             runtime,
             card: Arc::new(card),
             extended_card: None,
             config,
-            metrics_name,
+            request_metrics,
         }
     }
 
@@ -216,16 +218,11 @@ impl RequestHandler {
             }
         }
         let outcome = match &result {
-            Ok(_) => "ok",
-            Err(e) => e.reason(),
+            Ok(_) => Ok(()),
+            Err(e) => Err(e.reason()),
         };
-        crate::metrics::global().request(
-            &self.metrics_name,
-            call.binding,
-            method,
-            outcome,
-            elapsed,
-        );
+        self.request_metrics
+            .record(call.binding, method, outcome, elapsed);
         self.log_request(method, call, task_id, &result);
         result
     }

@@ -5,15 +5,19 @@
 //! Recording is a few atomic operations and, for labelled series, one read-locked map
 //! lookup; nothing is formatted until `/metrics` is read.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use a2a_types::TaskState;
-use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue, LabelValueEncoder};
+use prometheus_client::encoding::{
+    EncodeLabelSet, EncodeLabelValue, EncodeMetric, LabelValueEncoder, MetricEncoder, NoLabelSet,
+};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
-use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::metrics::histogram::exponential_buckets;
+use prometheus_client::metrics::{MetricType, TypedMetric};
 use prometheus_client::registry::Registry;
 
 use crate::executor::Binding;
@@ -56,16 +60,174 @@ struct OutcomeLabels {
     outcome: &'static str,
 }
 
-type HistogramFamily<L> = Family<L, Histogram, fn() -> Histogram>;
+/// A histogram that records with two relaxed atomic additions and no lock (the
+/// `prometheus-client` one locks a mutex per observation, which every request thread
+/// would contend for).
+#[derive(Debug, Clone)]
+pub(crate) struct AtomicHistogram(Arc<HistogramCells>);
 
-fn latency_histogram() -> Histogram {
-    // 50 µs … about 1.6 s.
-    Histogram::new(exponential_buckets(0.000_05, 2.0, 16))
+#[derive(Debug)]
+struct HistogramCells {
+    /// Upper bounds in seconds, ascending; the `+Inf` bucket is implicit.
+    bounds: Vec<f64>,
+    /// Observations per bucket (not cumulative), `bounds.len() + 1` of them.
+    counts: Box<[AtomicU64]>,
+    sum_nanos: AtomicU64,
 }
 
-fn run_histogram() -> Histogram {
+impl AtomicHistogram {
+    fn exponential(start: f64, factor: f64, n: usize) -> Self {
+        let bounds: Vec<f64> = exponential_buckets(start, factor, n as u16).collect();
+        let counts = (0..=bounds.len()).map(|_| AtomicU64::new(0)).collect();
+        Self(Arc::new(HistogramCells {
+            bounds,
+            counts,
+            sum_nanos: AtomicU64::new(0),
+        }))
+    }
+
+    pub(crate) fn observe(&self, elapsed: Duration) {
+        let cells = &*self.0;
+        let secs = elapsed.as_secs_f64();
+        let bucket = cells.bounds.partition_point(|b| *b < secs);
+        cells.counts[bucket].fetch_add(1, Ordering::Relaxed);
+        let nanos = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
+        cells.sum_nanos.fetch_add(nanos, Ordering::Relaxed);
+    }
+}
+
+impl TypedMetric for AtomicHistogram {
+    const TYPE: MetricType = MetricType::Histogram;
+}
+
+impl EncodeMetric for AtomicHistogram {
+    fn encode(&self, mut encoder: MetricEncoder<'_>) -> std::fmt::Result {
+        let cells = &*self.0;
+        let buckets: Vec<(f64, u64)> = cells
+            .bounds
+            .iter()
+            .copied()
+            .chain(std::iter::once(f64::INFINITY))
+            .zip(cells.counts.iter().map(|c| c.load(Ordering::Relaxed)))
+            .collect();
+        let count = buckets.iter().map(|(_, n)| n).sum();
+        let sum = cells.sum_nanos.load(Ordering::Relaxed) as f64 / 1e9;
+        encoder.encode_histogram::<NoLabelSet>(sum, count, &buckets, None)
+    }
+
+    fn metric_type(&self) -> MetricType {
+        MetricType::Histogram
+    }
+}
+
+type HistogramFamily<L> = Family<L, AtomicHistogram, fn() -> AtomicHistogram>;
+
+fn latency_histogram() -> AtomicHistogram {
+    // 50 µs … about 1.6 s.
+    AtomicHistogram::exponential(0.000_05, 2.0, 16)
+}
+
+fn run_histogram() -> AtomicHistogram {
     // 1 ms … about 4.5 min.
-    Histogram::new(exponential_buckets(0.001, 2.3, 16))
+    AtomicHistogram::exponential(0.001, 2.3, 16)
+}
+
+/// Every task state, in proto order (the index of a state's series below).
+const STATES: [TaskState; 9] = [
+    TaskState::Unspecified,
+    TaskState::Submitted,
+    TaskState::Working,
+    TaskState::Completed,
+    TaskState::Failed,
+    TaskState::Canceled,
+    TaskState::InputRequired,
+    TaskState::Rejected,
+    TaskState::AuthRequired,
+];
+
+fn state_index(state: TaskState) -> usize {
+    STATES.iter().position(|s| *s == state).unwrap_or(0)
+}
+
+/// The executor outcomes' labels, indexed by [`RunOutcome`].
+const RUN_OUTCOMES: [&str; 3] = ["ok", "error", "panic"];
+
+/// How an agent's `execute` ended.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum RunOutcome {
+    Ok = 0,
+    Error = 1,
+    Panic = 2,
+}
+
+/// The request series of one agent, binding and method that end `ok`: looked up once,
+/// then updated without a map lookup.
+#[derive(Debug, Clone)]
+pub(crate) struct RequestSeries {
+    ok: Counter,
+    latency: AtomicHistogram,
+}
+
+/// The operations a handler observes, in the order of [`RequestSeriesCache`] rows.
+const METHODS: [&str; 6] = [
+    "SendMessage",
+    "SendStreamingMessage",
+    "GetTask",
+    "ListTasks",
+    "CancelTask",
+    "SubscribeToTask",
+];
+
+/// The bindings, in the order of [`RequestSeriesCache`] columns.
+const BINDINGS: [Binding; 4] = [
+    Binding::InProcess,
+    Binding::JsonRpc,
+    Binding::HttpJson,
+    Binding::Grpc,
+];
+
+/// One agent's [`RequestSeries`] for each method and binding, made on first use.
+#[derive(Debug)]
+pub(crate) struct RequestSeriesCache {
+    agent: SharedName,
+    cells: [OnceLock<RequestSeries>; METHODS.len() * BINDINGS.len()],
+}
+
+impl RequestSeriesCache {
+    pub(crate) fn new(agent: SharedName) -> Self {
+        Self {
+            agent,
+            cells: std::array::from_fn(|_| OnceLock::new()),
+        }
+    }
+
+    /// Records one request.
+    pub(crate) fn record(
+        &self,
+        binding: Binding,
+        method: &'static str,
+        outcome: Result<(), &'static str>,
+        elapsed: Duration,
+    ) {
+        let metrics = global();
+        let m = METHODS.iter().position(|x| *x == method);
+        let b = BINDINGS.iter().position(|x| *x == binding);
+        let uncached;
+        let series = match (m, b) {
+            (Some(m), Some(b)) => self.cells[m * BINDINGS.len() + b]
+                .get_or_init(|| metrics.request_series(&self.agent, binding, method)),
+            _ => {
+                uncached = metrics.request_series(&self.agent, binding, method);
+                &uncached
+            }
+        };
+        match outcome {
+            Ok(()) => metrics.request_ok(series, elapsed),
+            Err(reason) => {
+                metrics.request_failed(series, &self.agent, binding, method, reason, elapsed);
+            }
+        }
+    }
 }
 
 /// The metrics of this process. Get them with [`global`].
@@ -73,12 +235,15 @@ pub struct Metrics {
     registry: Registry,
     requests: Family<RequestLabels, Counter>,
     request_seconds: HistogramFamily<LatencyLabels>,
-    tasks: Family<StateLabels, Gauge>,
-    transitions: Family<StateLabels, Counter>,
+    /// By [`state_index`]; only non-terminal states move.
+    tasks: Vec<Gauge>,
+    /// By [`state_index`].
+    transitions: Vec<Counter>,
     streams: Gauge,
     subscribers: Gauge,
-    store_append_seconds: Histogram,
-    executor_seconds: HistogramFamily<OutcomeLabels>,
+    store_append_seconds: AtomicHistogram,
+    /// By [`RUN_OUTCOMES`].
+    executor_seconds: Vec<AtomicHistogram>,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -109,18 +274,34 @@ impl Metrics {
             "Time to answer an A2A request (streams: until the stream is open)",
             request_seconds.clone(),
         );
-        let tasks = Family::<StateLabels, Gauge>::default();
+        let task_family = Family::<StateLabels, Gauge>::default();
         registry.register(
             "tasks",
-            "Tasks whose latest state this process wrote, by state (terminal states are counted in a2a_task_transitions_total)",
-            tasks.clone(),
+            "Tasks whose latest state this process wrote, by non-terminal state (terminal states are counted in a2a_task_transitions_total)",
+            task_family.clone(),
         );
-        let transitions = Family::<StateLabels, Counter>::default();
+        let transition_family = Family::<StateLabels, Counter>::default();
         registry.register(
             "task_transitions",
             "Task state transitions written by this process, by the state entered",
-            transitions.clone(),
+            transition_family.clone(),
         );
+        let label = |s: TaskState| StateLabels { state: s.as_str() };
+        let tasks = STATES
+            .iter()
+            .map(|s| match s {
+                TaskState::Unspecified => Gauge::default(),
+                s if s.is_terminal() => Gauge::default(),
+                s => task_family.get_or_create(&label(*s)).clone(),
+            })
+            .collect();
+        let transitions = STATES
+            .iter()
+            .map(|s| match s {
+                TaskState::Unspecified => Counter::default(),
+                s => transition_family.get_or_create(&label(*s)).clone(),
+            })
+            .collect();
         let streams = Gauge::default();
         registry.register(
             "streams_active",
@@ -133,19 +314,27 @@ impl Metrics {
             "Live subscriptions to task events",
             subscribers.clone(),
         );
-        let store_append_seconds = Histogram::new(exponential_buckets(0.000_005, 2.0, 18));
+        let store_append_seconds = AtomicHistogram::exponential(0.000_005, 2.0, 18);
         registry.register(
             "store_append_duration_seconds",
             "Time for the task store to commit one append",
             store_append_seconds.clone(),
         );
-        let executor_seconds: HistogramFamily<OutcomeLabels> =
+        let executor_family: HistogramFamily<OutcomeLabels> =
             Family::new_with_constructor(run_histogram);
         registry.register(
             "executor_run_duration_seconds",
             "Time an agent's execute ran, by how it ended (ok, error, panic)",
-            executor_seconds.clone(),
+            executor_family.clone(),
         );
+        let executor_seconds = RUN_OUTCOMES
+            .iter()
+            .map(|outcome| {
+                executor_family
+                    .get_or_create(&OutcomeLabels { outcome })
+                    .clone()
+            })
+            .collect();
         Self {
             registry,
             requests,
@@ -168,8 +357,43 @@ impl Metrics {
         to_prometheus_text(&open_metrics)
     }
 
-    pub(crate) fn request(
+    /// The series a handler records its `ok` requests in (see [`RequestSeries`]).
+    pub(crate) fn request_series(
         &self,
+        agent: &SharedName,
+        binding: Binding,
+        method: &'static str,
+    ) -> RequestSeries {
+        let ok = self
+            .requests
+            .get_or_create(&RequestLabels {
+                agent: agent.clone(),
+                binding: binding.as_str(),
+                method,
+                outcome: "ok",
+            })
+            .clone();
+        let latency = self
+            .request_seconds
+            .get_or_create(&LatencyLabels {
+                agent: agent.clone(),
+                binding: binding.as_str(),
+                method,
+            })
+            .clone();
+        RequestSeries { ok, latency }
+    }
+
+    /// A request that ended `ok`.
+    pub(crate) fn request_ok(&self, series: &RequestSeries, elapsed: Duration) {
+        series.ok.inc();
+        series.latency.observe(elapsed);
+    }
+
+    /// A request that failed with `outcome` (an error reason).
+    pub(crate) fn request_failed(
+        &self,
+        series: &RequestSeries,
         agent: &SharedName,
         binding: Binding,
         method: &'static str,
@@ -184,55 +408,43 @@ impl Metrics {
                 outcome,
             })
             .inc();
-        self.request_seconds
-            .get_or_create(&LatencyLabels {
-                agent: agent.clone(),
-                binding: binding.as_str(),
-                method,
-            })
-            .observe(elapsed.as_secs_f64());
+        series.latency.observe(elapsed);
     }
 
     /// A task entered `to` (from `from`, `None` for a new task).
     pub(crate) fn transition(&self, from: Option<TaskState>, to: TaskState) {
         if let Some(from) = from.filter(|s| !s.is_terminal()) {
-            self.tasks
-                .get_or_create(&StateLabels {
-                    state: from.as_str(),
-                })
-                .dec();
+            self.tasks[state_index(from)].dec();
         }
-        let to_label = StateLabels { state: to.as_str() };
         if !to.is_terminal() {
-            self.tasks.get_or_create(&to_label).inc();
+            self.tasks[state_index(to)].inc();
         }
-        self.transitions.get_or_create(&to_label).inc();
+        self.transitions[state_index(to)].inc();
     }
 
-    pub(crate) fn stream_opened(&self) -> GaugeHold {
+    pub(crate) fn stream_opened(&'static self) -> GaugeHold {
         self.streams.inc();
-        GaugeHold(self.streams.clone())
+        GaugeHold(&self.streams)
     }
 
-    pub(crate) fn subscriber(&self) -> GaugeHold {
+    pub(crate) fn subscriber(&'static self) -> GaugeHold {
         self.subscribers.inc();
-        GaugeHold(self.subscribers.clone())
+        GaugeHold(&self.subscribers)
     }
 
     pub(crate) fn store_append(&self, elapsed: Duration) {
-        self.store_append_seconds.observe(elapsed.as_secs_f64());
+        self.store_append_seconds.observe(elapsed);
     }
 
-    pub(crate) fn executor_run(&self, outcome: &'static str, elapsed: Duration) {
-        self.executor_seconds
-            .get_or_create(&OutcomeLabels { outcome })
-            .observe(elapsed.as_secs_f64());
+    /// An agent's `execute` ran for `elapsed` and ended as `RUN_OUTCOMES[outcome]`.
+    pub(crate) fn executor_run(&self, outcome: RunOutcome, elapsed: Duration) {
+        self.executor_seconds[outcome as usize].observe(elapsed);
     }
 }
 
 /// Holds one unit of a gauge until dropped.
 #[derive(Debug)]
-pub(crate) struct GaugeHold(Gauge);
+pub(crate) struct GaugeHold(&'static Gauge);
 
 impl Drop for GaugeHold {
     fn drop(&mut self) {

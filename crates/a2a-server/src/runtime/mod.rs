@@ -27,6 +27,7 @@ pub(crate) use self::execution::Execution;
 use self::stream::ClosePolicy;
 use crate::bus::{BusEvent, BusSubscription, EventBus, RecvError};
 use crate::executor::{AgentError, AgentExecutor, CallContext, CancelContext, RequestContext};
+use crate::metrics::RunOutcome;
 use crate::registry::WeakRegistry;
 use crate::store::{StoreError, TaskEvent, TaskSnapshot, TaskStore};
 use crate::updater::{TaskUpdater, UpdaterError};
@@ -669,9 +670,9 @@ async fn run_execution(
         .catch_unwind()
         .await;
     let outcome = match &result {
-        Ok(Ok(())) => "ok",
-        Ok(Err(_)) => "error",
-        Err(_) => "panic",
+        Ok(Ok(())) => RunOutcome::Ok,
+        Ok(Err(_)) => RunOutcome::Error,
+        Err(_) => RunOutcome::Panic,
     };
     crate::metrics::global().executor_run(outcome, started.elapsed());
     finish(&updater, result, &cancel).await;

@@ -14,6 +14,7 @@
 pub mod bus;
 mod executor;
 mod handler;
+mod listen;
 pub mod metrics;
 mod registry;
 pub mod router;
@@ -29,9 +30,10 @@ pub use executor::{
     AgentError, AgentExecutor, Binding, CallContext, CancelContext, Canceled, RequestContext,
 };
 pub use handler::{DEFAULT_PAGE_SIZE, HandlerConfig, RequestHandler, SendAnswer, TaskAnswer};
+pub use listen::{ConnectionLimits, open_file_limit, raise_open_file_limit};
 pub use router::{
     Bindings, ServeOptions, agent_routes, agent_rpc_routes, card_routes, grpc_routes,
-    metrics_routes, serve, serve_with_drain, spawn_local,
+    metrics_routes, serve, serve_with_drain, serve_with_limits, spawn_local,
 };
 pub use runtime::{
     Recovery, RuntimeConfig, StreamItem, StreamPayload, TaskEventStream, TaskRuntime,

@@ -56,6 +56,11 @@ struct StateLabels {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct ReasonLabels {
+    reason: &'static str,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
 struct OutcomeLabels {
     outcome: &'static str,
 }
@@ -244,6 +249,7 @@ pub struct Metrics {
     store_append_seconds: AtomicHistogram,
     /// By [`RUN_OUTCOMES`].
     executor_seconds: Vec<AtomicHistogram>,
+    refused: Family<ReasonLabels, Counter>,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -335,7 +341,14 @@ impl Metrics {
                     .clone()
             })
             .collect();
+        let refused = Family::<ReasonLabels, Counter>::default();
+        registry.register(
+            "connections_refused",
+            "Connections refused or cut by a limit, by reason (max_connections, idle, body_timeout, accept_failed: no descriptor left)",
+            refused.clone(),
+        );
         Self {
+            refused,
             registry,
             requests,
             request_seconds,
@@ -430,6 +443,12 @@ impl Metrics {
     pub(crate) fn subscriber(&'static self) -> GaugeHold {
         self.subscribers.inc();
         GaugeHold(&self.subscribers)
+    }
+
+    /// A connection or request refused or cut, and why (`max_connections`, `idle`,
+    /// `body_timeout`).
+    pub(crate) fn connection_refused(&self, reason: &'static str) {
+        self.refused.get_or_create(&ReasonLabels { reason }).inc();
     }
 
     pub(crate) fn store_append(&self, elapsed: Duration) {

@@ -7,10 +7,10 @@ use axum::Router;
 use axum::http::{StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 
 use crate::handler::RequestHandler;
+use crate::listen::{ConnectionLimits, DeadlineBody};
 use crate::transport::card::{self, CardCompat, CardEndpoint};
 use crate::transport::jsonrpc::{self, JsonRpcConfig, JsonRpcEndpoint};
 use crate::transport::rest::{RestEndpoint, rest_routes};
@@ -255,36 +255,37 @@ pub async fn serve_with_drain(
     shutdown: impl Future<Output = ()> + Send + 'static,
     drain: std::time::Duration,
 ) -> std::io::Result<()> {
-    let listener = listener.tap_io(|tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::debug!(error = %e, "could not set TCP_NODELAY");
-        }
-    });
+    serve_with_limits(
+        listener,
+        router,
+        shutdown,
+        drain,
+        ConnectionLimits::default(),
+    )
+    .await
+}
+
+/// [`serve_with_drain`] within `limits`: deadlines on each phase of a connection, a bound on
+/// open connections (see [`ConnectionLimits`]).
+pub async fn serve_with_limits(
+    listener: TcpListener,
+    router: Router,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    drain: std::time::Duration,
+    limits: ConnectionLimits,
+) -> std::io::Result<()> {
+    let body_timeout = limits.body_read_timeout;
     let app = router
         .fallback(not_found)
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(
             panic_response,
+        ))
+        .layer(tower::util::MapRequestLayer::new(
+            move |req: axum::http::Request<axum::body::Body>| {
+                req.map(|body| axum::body::Body::new(DeadlineBody::new(body, body_timeout)))
+            },
         ));
-    let (signalled, on_signal) = tokio::sync::oneshot::channel::<()>();
-    let graceful = async move {
-        shutdown.await;
-        let _ = signalled.send(());
-    };
-    let server = axum::serve(listener, app).with_graceful_shutdown(graceful);
-    let deadline = async move {
-        if on_signal.await.is_ok() {
-            tokio::time::sleep(drain).await;
-        } else {
-            std::future::pending::<()>().await;
-        }
-    };
-    tokio::select! {
-        result = server => result,
-        () = deadline => {
-            tracing::warn!("connections still open after the drain period; stopping anyway");
-            Ok(())
-        }
-    }
+    crate::listen::serve_connections(listener, app, shutdown, drain, limits).await
 }
 
 /// Serves `router` on a free port of 127.0.0.1 in the background, until the runtime ends;

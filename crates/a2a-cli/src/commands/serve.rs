@@ -9,8 +9,8 @@ use a2a_host::{AgentHost, HostAgent};
 use a2a_server::store::{InMemoryTaskStore, InMemoryTaskStoreConfig, TaskStore};
 use a2a_server::transport::jsonrpc::JsonRpcConfig;
 use a2a_server::{
-    Bindings, CardCompat, EventBus, HandlerConfig, InProcessBus, RequestHandler, RuntimeConfig,
-    ServeOptions, TaskRuntime,
+    Bindings, CardCompat, ConnectionLimits, EventBus, HandlerConfig, InProcessBus, RequestHandler,
+    RuntimeConfig, ServeOptions, TaskRuntime,
 };
 use a2a_store_sql::{LeaseConfig, NotifyHub, RetentionConfig, SqlTaskStore};
 use anyhow::{Context, bail};
@@ -93,10 +93,56 @@ pub(crate) struct ServeArgs {
     /// Seconds to let open requests and streams finish after SIGINT/SIGTERM.
     #[arg(long, default_value_t = 10.0)]
     drain_seconds: f64,
+    /// Seconds a connection has to send its first byte, and each whole HTTP/1.1 request
+    /// head (idle and half-sent connections are closed).
+    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
+    header_read_timeout: f64,
+    /// Seconds a request body has to arrive whole (a trickle is cut).
+    #[arg(long, default_value_t = 30.0, value_name = "SECONDS")]
+    body_read_timeout: f64,
+    /// Seconds between HTTP/2 keep-alive pings; a peer that does not answer within as long
+    /// again is dropped.
+    #[arg(long, default_value_t = 20.0, value_name = "SECONDS")]
+    http2_keepalive: f64,
+    /// Most connections open at once; beyond it, new ones get 503 with Retry-After [default:
+    /// the open-file limit, raised to its hard limit at start, less 64].
+    #[arg(long, value_name = "N")]
+    max_connections: Option<usize>,
     /// Do not serve `GET /metrics` (Prometheus text format: requests, latency, tasks by
     /// state, open streams, store and executor timings).
     #[arg(long)]
     no_metrics: bool,
+}
+
+/// The connection limits from the command line. Raises the open-file limit to its hard
+/// limit first (and logs both), so the default connection bound uses all of it.
+fn connection_limits(args: &ServeArgs) -> anyhow::Result<ConnectionLimits> {
+    match a2a_server::raise_open_file_limit() {
+        Ok((before, after)) => {
+            tracing::info!(soft_before = before, limit = after, "open-file limit");
+        }
+        Err(e) => tracing::warn!(error = %e, "cannot raise the open-file limit"),
+    }
+    let secs = |name: &str, v: f64| {
+        positive_seconds(v)
+            .with_context(|| format!("--{name} must be a positive number of seconds"))
+    };
+    let mut limits = ConnectionLimits::default();
+    limits.header_read_timeout = secs("header-read-timeout", args.header_read_timeout)?;
+    limits.body_read_timeout = secs("body-read-timeout", args.body_read_timeout)?;
+    limits.http2_keep_alive_interval = secs("http2-keepalive", args.http2_keepalive)?;
+    if let Some(n) = args.max_connections {
+        if n == 0 {
+            bail!("--max-connections must be at least 1");
+        }
+        limits.max_connections = n;
+    }
+    tracing::info!(
+        max_connections = limits.max_connections,
+        header_read_timeout = ?limits.header_read_timeout,
+        "connection limits"
+    );
+    Ok(limits)
 }
 
 /// `secs` as a duration; 0, negative or not a number mean "no limit".
@@ -402,8 +448,12 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         }
     };
     let drain = std::time::Duration::from_secs_f64(args.drain_seconds.max(0.0));
+    let limits = connection_limits(&args)?;
     match grpc_listener {
-        None => a2a_server::serve_with_drain(listener, host.router(), on_signal, drain).await?,
+        None => {
+            a2a_server::serve_with_limits(listener, host.router(), on_signal, drain, limits)
+                .await?;
+        }
         Some(grpc_listener) => {
             let (stop, stopped) = tokio::sync::watch::channel(false);
             let signalled = async move {
@@ -413,17 +463,19 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
             let on_stop = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
                 let _ = rx.wait_for(|stopped| *stopped).await;
             };
-            let http = a2a_server::serve_with_drain(
+            let http = a2a_server::serve_with_limits(
                 listener,
                 host.http_router(),
                 on_stop(stopped.clone()),
                 drain,
+                limits,
             );
-            let grpc = a2a_server::serve_with_drain(
+            let grpc = a2a_server::serve_with_limits(
                 grpc_listener,
                 host.grpc_router(),
                 on_stop(stopped),
                 drain,
+                limits,
             );
             let (_, http, grpc) = tokio::join!(signalled, http, grpc);
             http?;

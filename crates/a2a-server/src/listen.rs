@@ -1,0 +1,283 @@
+//! The accept loop: every connection gets deadlines on each phase, the number of open
+//! connections is bounded, and running out of file descriptors slows accepting down instead
+//! of stalling or spinning.
+//!
+//! - A connection must send its first byte within [`ConnectionLimits::header_read_timeout`],
+//!   and each HTTP/1.1 request head (the first, and each next one on a kept-alive
+//!   connection) must arrive whole within it: idle and half-sent heads are closed.
+//! - A request body must arrive within [`ConnectionLimits::body_read_timeout`] (a trickle
+//!   is cut with 408).
+//! - HTTP/2 connections are pinged every [`ConnectionLimits::http2_keep_alive_interval`];
+//!   a peer that does not answer is dropped. Long SSE and gRPC streams are not cut by any of
+//!   these.
+//! - Beyond [`ConnectionLimits::max_connections`], a new connection is answered at once with
+//!   `503 Service Unavailable` and `Retry-After`, and closed.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use axum::Router;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
+use tokio::io::AsyncWriteExt;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Semaphore;
+
+/// Deadlines and bounds of the connections a server accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ConnectionLimits {
+    /// Time to send the first byte, and each whole HTTP/1.1 request head (default 10 s).
+    pub header_read_timeout: Duration,
+    /// Time to send a request body (default 30 s).
+    pub body_read_timeout: Duration,
+    /// HTTP/2 keep-alive ping interval; an unanswered ping closes the connection after as
+    /// long again (default 20 s).
+    pub http2_keep_alive_interval: Duration,
+    /// Most connections open at once (default: the open-file limit less a reserve of 64 for
+    /// the store, the log and the like; see [`ConnectionLimits::for_open_file_limit`]).
+    pub max_connections: usize,
+}
+
+/// Descriptors kept for everything but connections.
+const FD_RESERVE: usize = 64;
+
+impl Default for ConnectionLimits {
+    fn default() -> Self {
+        Self {
+            header_read_timeout: Duration::from_secs(10),
+            body_read_timeout: Duration::from_secs(30),
+            http2_keep_alive_interval: Duration::from_secs(20),
+            max_connections: Self::for_open_file_limit(open_file_limit()),
+        }
+    }
+}
+
+impl ConnectionLimits {
+    /// The connection bound for a process that may open `limit` files: `limit` less a
+    /// reserve of 64, at least 16.
+    pub fn for_open_file_limit(limit: u64) -> usize {
+        usize::try_from(limit)
+            .unwrap_or(usize::MAX)
+            .saturating_sub(FD_RESERVE)
+            .max(16)
+    }
+}
+
+/// The process's soft open-file limit (1024 when it cannot be read).
+pub fn open_file_limit() -> u64 {
+    nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE)
+        .map(|(soft, _)| soft)
+        .unwrap_or(1024)
+}
+
+/// Raises the soft open-file limit to the hard limit; returns `(before, after)`, or the
+/// error that stopped it.
+pub fn raise_open_file_limit() -> std::io::Result<(u64, u64)> {
+    use nix::sys::resource::{Resource, getrlimit, setrlimit};
+    let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE).map_err(std::io::Error::from)?;
+    if soft < hard {
+        setrlimit(Resource::RLIMIT_NOFILE, hard, hard).map_err(std::io::Error::from)?;
+    }
+    Ok((soft, hard.max(soft)))
+}
+
+/// Counts and rate-limits a repeated warning.
+#[derive(Debug, Default)]
+struct Throttled(AtomicU64);
+
+impl Throttled {
+    /// Whether to log the `n`-th occurrence: the first, then every 1000th.
+    fn should_log(&self) -> (bool, u64) {
+        let n = self.0.fetch_add(1, Ordering::Relaxed) + 1;
+        (n == 1 || n.is_multiple_of(1000), n)
+    }
+}
+
+/// Serves `app` on `listener` within `limits` until `shutdown` resolves; then stops
+/// accepting and lets open connections finish for up to `drain`.
+pub(crate) async fn serve_connections(
+    listener: TcpListener,
+    app: Router,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    drain: Duration,
+    limits: ConnectionLimits,
+) -> std::io::Result<()> {
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_read_timeout);
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .keep_alive_interval(Some(limits.http2_keep_alive_interval))
+        .keep_alive_timeout(limits.http2_keep_alive_interval);
+    let builder = Arc::new(builder);
+    let permits = Arc::new(Semaphore::new(limits.max_connections));
+    let graceful = GracefulShutdown::new();
+    let refused = Arc::new(Throttled::default());
+    let accept_failures = Throttled::default();
+    let mut backoff = Duration::from_millis(10);
+    tokio::pin!(shutdown);
+    loop {
+        let (tcp, _peer) = tokio::select! {
+            () = &mut shutdown => break,
+            accepted = listener.accept() => match accepted {
+                Ok(conn) => {
+                    backoff = Duration::from_millis(10);
+                    conn
+                }
+                Err(e) if is_connection_error(&e) => continue,
+                Err(e) => {
+                    // Out of descriptors (EMFILE / ENFILE) or memory: wait for connections
+                    // to close rather than spin; the pending ones stay in the backlog.
+                    crate::metrics::global().connection_refused("accept_failed");
+                    let (log, n) = accept_failures.should_log();
+                    if log {
+                        tracing::warn!(error = %e, failures = n, retry_in = ?backoff,
+                            "cannot accept connections; backing off");
+                    }
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(Duration::from_secs(1));
+                    continue;
+                }
+            },
+        };
+        let _ = tcp.set_nodelay(true);
+        let Ok(permit) = permits.clone().try_acquire_owned() else {
+            let refused = refused.clone();
+            let limit = limits.max_connections;
+            tokio::spawn(async move {
+                let (log, n) = refused.should_log();
+                if log {
+                    tracing::warn!(
+                        limit,
+                        refused = n,
+                        "connection limit reached; answering 503"
+                    );
+                }
+                crate::metrics::global().connection_refused("max_connections");
+                refuse(tcp).await;
+            });
+            continue;
+        };
+        let service = TowerToHyperService::new(app.clone());
+        let builder = builder.clone();
+        let watcher = graceful.watcher();
+        let first_byte = limits.header_read_timeout;
+        tokio::spawn(async move {
+            let _permit = permit;
+            // Version detection (HTTP/1.1 or HTTP/2) waits for bytes with no deadline of its
+            // own: a connection that sends nothing is closed here.
+            let mut first = [0u8; 1];
+            match tokio::time::timeout(first_byte, tcp.peek(&mut first)).await {
+                Ok(Ok(n)) if n > 0 => {}
+                Ok(_) => return,
+                Err(_) => {
+                    crate::metrics::global().connection_refused("idle");
+                    return;
+                }
+            }
+            let conn = builder.serve_connection_with_upgrades(TokioIo::new(tcp), service);
+            if let Err(e) = watcher.watch(conn.into_owned()).await {
+                tracing::trace!(error = %e, "connection ended with an error");
+            }
+        });
+    }
+    drop(listener);
+    tokio::select! {
+        () = graceful.shutdown() => {}
+        () = tokio::time::sleep(drain) => {
+            tracing::warn!("connections still open after the drain period; stopping anyway");
+        }
+    }
+    Ok(())
+}
+
+/// Errors of one connection that the accept loop just skips.
+fn is_connection_error(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::ConnectionRefused
+            | std::io::ErrorKind::ConnectionAborted
+            | std::io::ErrorKind::ConnectionReset
+    )
+}
+
+/// Answers a connection over the limit with a 503 and closes it.
+async fn refuse(mut tcp: TcpStream) {
+    const BODY: &str = r#"{"error":{"code":503,"status":"UNAVAILABLE","message":"too many connections; retry shortly"}}"#;
+    let response = format!(
+        "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{BODY}",
+        BODY.len()
+    );
+    let write = async {
+        tcp.write_all(response.as_bytes()).await?;
+        tcp.shutdown().await
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(1), write).await;
+}
+
+/// A request body that must arrive whole by a deadline (a body trickled in byte by byte is
+/// cut). No timer is armed for a body already received when it is first read.
+#[derive(Debug)]
+pub(crate) struct DeadlineBody {
+    body: axum::body::Body,
+    deadline: tokio::time::Instant,
+    timer: Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl DeadlineBody {
+    pub(crate) fn new(body: axum::body::Body, within: Duration) -> Self {
+        Self {
+            body,
+            deadline: tokio::time::Instant::now() + within,
+            timer: None,
+        }
+    }
+}
+
+impl http_body::Body for DeadlineBody {
+    type Data = bytes::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        use std::future::Future;
+        use std::task::Poll;
+        let this = &mut *self;
+        if let Poll::Ready(frame) = std::pin::Pin::new(&mut this.body).poll_frame(cx) {
+            return Poll::Ready(frame);
+        }
+        let deadline = this.deadline;
+        let timer = this
+            .timer
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
+        match timer.as_mut().poll(cx) {
+            Poll::Ready(()) => {
+                crate::metrics::global().connection_refused("body_timeout");
+                Poll::Ready(Some(Err(axum::Error::new(BodyTimedOut))))
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
+    }
+}
+
+/// The error of a [`DeadlineBody`] whose deadline passed.
+#[derive(Debug, thiserror::Error)]
+#[error("the request body did not arrive in time")]
+struct BodyTimedOut;

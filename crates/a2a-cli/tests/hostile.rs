@@ -6,9 +6,9 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -16,34 +16,14 @@ use common::*;
 /// `a2a serve` limited to 256 open files, with `args`; its child, base URL and log lines.
 fn serve_limited(args: &[&str]) -> (Child, String, std::sync::mpsc::Receiver<String>) {
     let script = format!("ulimit -n 256 && exec \"{BIN}\" \"$@\"");
-    let mut child = Command::new("sh")
-        .args([
-            "-c", &script, "sh", "serve", "--port", "0", "--store", "memory",
-        ])
-        .args(args)
-        .env("A2A_LOG", "a2a_server=warn")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("sh");
-    let err = child.stderr.take().unwrap();
-    let (tx, log) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(err).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
-    let mut out = BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    out.read_line(&mut line).unwrap();
-    std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
-    let base = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap_or_else(|| panic!("no URL in {line:?}"))
-        .trim_end_matches('/')
-        .to_owned();
-    (child, base, log)
+    let mut cmd = Command::new("sh");
+    cmd.args([
+        "-c", &script, "sh", "serve", "--port", "0", "--store", "memory",
+    ])
+    .args(args)
+    .env("A2A_LOG", "a2a_server=warn");
+    let (child, base, log) = start_server(cmd, true);
+    (child, base, log.expect("a log"))
 }
 
 fn addr(base: &str) -> String {
@@ -59,6 +39,18 @@ fn card_ok(base: &str) -> bool {
         .get(format!("{base}/.well-known/agent-card.json"))
         .send()
         .is_ok_and(|r| r.status().is_success())
+}
+
+/// Whether a legitimate request gets an answer before `deadline`, asking again each 100 ms
+/// (a caller told 503 with Retry-After retries).
+fn answered_before(base: &str, deadline: Instant) -> bool {
+    while Instant::now() < deadline {
+        if card_ok(base) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    false
 }
 
 /// Whether the server closed `conn` (EOF or reset) within `within`, reading whatever it sent.
@@ -109,19 +101,15 @@ fn idle_and_half_sent_connections_are_closed_and_do_not_block_others() {
     // A legitimate caller is answered within the head timeout and a few seconds (at first
     // it may be told 503 with Retry-After, never left hanging).
     let deadline = started + Duration::from_secs_f64(head_timeout + 5.0);
-    let mut answered = false;
-    while Instant::now() < deadline {
-        if card_ok(&base) {
-            answered = true;
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    assert!(answered, "no answer within {:?}", started.elapsed());
+    assert!(
+        answered_before(&base, deadline),
+        "no answer within {:?}",
+        started.elapsed()
+    );
     // Every hostile connection is closed by the server.
     let mut open = 0;
     for c in &mut hostile {
-        let left = (started + Duration::from_secs_f64(head_timeout + 5.0))
+        let left = deadline
             .saturating_duration_since(Instant::now())
             .max(Duration::from_millis(200));
         if !closed_within(c, left) {
@@ -199,16 +187,10 @@ fn accepting_recovers_after_descriptors_run_out() {
         "accept never ran out of descriptors"
     );
     hostile.clear();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let mut answered = false;
-    while Instant::now() < deadline {
-        if card_ok(&base) {
-            answered = true;
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    assert!(answered, "the server did not recover");
+    assert!(
+        answered_before(&base, Instant::now() + Duration::from_secs(10)),
+        "the server did not recover"
+    );
     let metrics = reqwest::blocking::get(format!("{base}/metrics"))
         .unwrap()
         .text()

@@ -142,10 +142,28 @@ fn metrics_parse_and_move_with_traffic() {
     let task = start_task(&slow, "30");
     let mut follower = std::process::Command::new(BIN)
         .args(["subscribe", &slow, &task])
-        .stdout(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
+    // The follower printing the task as WORKING (its stream's first event) means its stream
+    // is open and the task is WORKING.
+    let out = std::io::BufReader::new(follower.stdout.take().unwrap());
+    let mut lines = std::io::BufRead::lines(out).map_while(Result::ok);
+    assert!(
+        lines.by_ref().any(|l| l.contains("[WORKING]")),
+        "the follower never saw the task WORKING"
+    );
+    let now = scrape(&s.base);
+    assert_eq!(
+        value(&now, "a2a_tasks", &[("state", "TASK_STATE_WORKING")]),
+        1.0
+    );
+    assert!(value(&now, "a2a_streams_active", &[]) >= 1.0);
+    assert!(value(&now, "a2a_bus_subscribers", &[]) >= 1.0);
+    std::thread::spawn(move || lines.for_each(drop));
+    // The server drops a stream after its last event is written: no event tells the test
+    // when, so it reads the gauges until they settle.
     let until = |what: &str, done: &dyn Fn(&Scrape) -> bool| {
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
@@ -157,11 +175,6 @@ fn metrics_parse_and_move_with_traffic() {
             std::thread::sleep(Duration::from_millis(50));
         }
     };
-    until("a working task and an open stream", &|m| {
-        value(m, "a2a_tasks", &[("state", "TASK_STATE_WORKING")]) == 1.0
-            && value(m, "a2a_streams_active", &[]) >= 1.0
-            && value(m, "a2a_bus_subscribers", &[]) >= 1.0
-    });
     let o = a2a(&["cancel", &slow, &task]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(follower.wait().unwrap().code().is_some());

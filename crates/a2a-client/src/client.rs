@@ -318,12 +318,7 @@ impl A2aClient {
     ) -> Result<SendMessageResponse, ClientError> {
         self.tenant(&mut req.tenant);
         let span = self.span("SendMessage");
-        let result = self
-            .inner
-            .transport
-            .send_message(req)
-            .instrument(span.clone())
-            .await;
+        let result = in_span(&span, self.inner.transport.send_message(req)).await;
         match &result {
             Ok(SendMessageResponse::Task(t)) => trace::record_task(
                 &span,
@@ -334,8 +329,7 @@ impl A2aClient {
             Ok(SendMessageResponse::Message(m)) => {
                 trace::record_task(&span, m.task_id.as_deref(), m.context_id.as_deref(), None);
             }
-            Ok(_) => {}
-            Err(e) => trace::record_error(&span, e),
+            _ => {}
         }
         result
     }
@@ -346,7 +340,7 @@ impl A2aClient {
         trace::call_span(method, transport.binding(), transport.endpoint())
     }
 
-    /// Runs a call inside its span, marking the span when the call fails.
+    /// Runs a call (about `task_id`, if any) inside a span of its own.
     async fn traced<T>(
         &self,
         method: &'static str,
@@ -355,11 +349,7 @@ impl A2aClient {
     ) -> Result<T, ClientError> {
         let span = self.span(method);
         trace::record_task(&span, task_id, None, None);
-        let result = call.instrument(span.clone()).await;
-        if let Err(e) = &result {
-            trace::record_error(&span, e);
-        }
-        result
+        in_span(&span, call).await
     }
 
     /// `SendStreamingMessage`: the reply as a stream of events, ending after a terminal or
@@ -373,13 +363,7 @@ impl A2aClient {
         }
         self.tenant(&mut req.tenant);
         let span = self.span("SendStreamingMessage");
-        let events = self
-            .inner
-            .transport
-            .send_streaming_message(req)
-            .instrument(span.clone())
-            .await
-            .inspect_err(|e| trace::record_error(&span, e))?;
+        let events = in_span(&span, self.inner.transport.send_streaming_message(req)).await?;
         Ok(self.task_stream(events, StreamKind::Send, None, span))
     }
 
@@ -453,14 +437,12 @@ impl A2aClient {
         self.tenant(&mut req.tenant);
         let span = self.span("SubscribeToTask");
         trace::record_task(&span, Some(id), None, None);
-        let events = self
-            .inner
-            .transport
-            .subscribe_to_task(req, last_event_id)
-            .instrument(span.clone())
-            .await
-            .inspect_err(|e| trace::record_error(&span, e))
-            .map_err(|e| e.about_task(id))?;
+        let events = in_span(
+            &span,
+            self.inner.transport.subscribe_to_task(req, last_event_id),
+        )
+        .await
+        .map_err(|e| e.about_task(id))?;
         Ok(self.task_stream(events, StreamKind::Subscribe, Some(id.to_owned()), span))
     }
 
@@ -473,4 +455,16 @@ impl A2aClient {
         )
         .await
     }
+}
+
+/// Runs `call` inside `span`, marking the span when the call fails.
+async fn in_span<T>(
+    span: &tracing::Span,
+    call: impl std::future::Future<Output = Result<T, ClientError>>,
+) -> Result<T, ClientError> {
+    let result = call.instrument(span.clone()).await;
+    if let Err(e) = &result {
+        trace::record_error(span, e);
+    }
+    result
 }

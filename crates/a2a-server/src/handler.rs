@@ -187,9 +187,10 @@ impl RequestHandler {
         Ok(())
     }
 
-    /// Runs one operation inside its request span and records it: the span's ids and
-    /// outcome, the request metrics and the debug log line. `ids` reads the task and
-    /// context an answer is about; `task_id` is the one the request named, if any.
+    /// Runs one operation inside its request span and records it: the span's conversation
+    /// and outcome, the request metrics and the debug log line. `ids` reads the task an
+    /// answer is about, and its conversation when not recorded yet; `task_id` is the one the
+    /// request named, if any.
     async fn observed<T>(
         &self,
         method: &'static str,
@@ -208,9 +209,7 @@ impl RequestHandler {
         };
         let task_id = answered_task.or(task_id);
         if !span.is_disabled() {
-            // Sends record their task and conversation as soon as they are known.
-            let sends = method.starts_with("Send");
-            if !sends && context_id.is_some() {
+            if context_id.is_some() {
                 telemetry::record_ids(&span, None, context_id);
             }
             if let Err(e) = &result {
@@ -347,6 +346,11 @@ impl RequestHandler {
         };
         m.task_id = Some(task_id.clone());
         m.context_id = Some(context_id.clone());
+        // The request span (current here) learns its task and conversation as soon as they
+        // are resolved, so a send that is then streamed still carries them.
+        if let Some(span) = telemetry::current_span() {
+            telemetry::record_ids(&span, Some(&task_id), Some(&context_id));
+        }
         Ok(Box::new(StartRequest {
             task_id,
             context_id,
@@ -440,9 +444,6 @@ impl RequestHandler {
         let history = self.history_limit(req.history_length());
         let return_immediately = req.return_immediately();
         let start = self.prepare(req, call).await?;
-        if let Some(span) = telemetry::current_span() {
-            telemetry::record_ids(&span, Some(&start.task_id), Some(&start.context_id));
-        }
         let task_id = start.task_id.clone();
         let started = Box::pin(self.runtime.start(start, false)).await?;
         let mut execution = started.execution;
@@ -500,9 +501,6 @@ impl RequestHandler {
         self.check_streaming()?;
         let history = self.history_limit(req.history_length());
         let start = self.prepare(req, call).await?;
-        if let Some(span) = telemetry::current_span() {
-            telemetry::record_ids(&span, Some(&start.task_id), Some(&start.context_id));
-        }
         let started = Box::pin(self.runtime.start(start, true)).await?;
         let events = started
             .events
@@ -702,11 +700,13 @@ fn media_type_matches(pattern: &str, media_type: &str) -> bool {
     }
 }
 
+/// The task a send answered with; its conversation was recorded when the send was prepared.
 fn send_answer_ids(answer: &SendAnswer) -> (Option<&str>, Option<&str>) {
-    match answer {
-        SendAnswer::Message(m) => (m.task_id.as_deref(), m.context_id.as_deref()),
-        SendAnswer::Task(t) => answer_ids(t),
-    }
+    let task_id = match answer {
+        SendAnswer::Message(m) => m.task_id.as_deref(),
+        SendAnswer::Task(t) => answer_ids(t).0,
+    };
+    (task_id, None)
 }
 
 fn answer_ids(answer: &TaskAnswer) -> (Option<&str>, Option<&str>) {

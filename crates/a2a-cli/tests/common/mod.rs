@@ -70,10 +70,25 @@ fn serve_with(
     if let Some(store) = &own_store {
         cmd.args(["--store", store]);
     }
-    match log {
-        Some(filter) => cmd.env("A2A_LOG", filter).stderr(Stdio::piped()),
-        None => cmd.stderr(Stdio::null()),
+    if let Some(filter) = log {
+        cmd.env("A2A_LOG", filter);
+    }
+    let (child, base, lines) = start_server(cmd, log.is_some());
+    let server = Server {
+        child,
+        base,
+        own_store,
     };
+    (server, lines)
+}
+
+/// Starts `cmd` (an `a2a serve`), reads its base URL from the banner and keeps draining its
+/// output; with `log`, its stderr lines as they come (else stderr is discarded).
+pub fn start_server(
+    mut cmd: Command,
+    log: bool,
+) -> (Child, String, Option<std::sync::mpsc::Receiver<String>>) {
+    cmd.stderr(if log { Stdio::piped() } else { Stdio::null() });
     let mut child = cmd.stdout(Stdio::piped()).spawn().expect("a2a serve");
     let lines = child.stderr.take().map(|err| {
         let (tx, rx) = std::sync::mpsc::channel();
@@ -96,12 +111,7 @@ fn serve_with(
         .unwrap_or_else(|| panic!("no URL in {line:?}"))
         .trim_end_matches('/')
         .to_owned();
-    let server = Server {
-        child,
-        base,
-        own_store,
-    };
-    (server, lines)
+    (child, base, lines)
 }
 
 /// Waits up to `within` for a line of `log` that contains every one of `parts`.

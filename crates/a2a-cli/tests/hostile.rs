@@ -223,3 +223,126 @@ fn long_streams_outlive_the_head_timeout() {
     let _ = server.kill();
     let _ = server.wait();
 }
+
+/// The value of `a2a_connections_refused_total{reason="…"}` (0 when absent).
+fn refused(base: &str, reason: &str) -> f64 {
+    let metrics = reqwest::blocking::get(format!("{base}/metrics"))
+        .and_then(|r| r.text())
+        .unwrap_or_default();
+    let prefix = format!("a2a_connections_refused_total{{reason=\"{reason}\"}} ");
+    metrics
+        .lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0.0)
+}
+
+#[test]
+fn a_client_that_stops_reading_a_stream_is_disconnected_and_the_task_goes_on() {
+    // An agent that writes 8 MB (more than the server's send buffer and the client's receive
+    // buffer hold), then works on until the test lets it finish.
+    let dir = std::env::temp_dir().join(format!("a2a-stall-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let go = dir.join("go");
+    let _ = std::fs::remove_file(&go);
+    let script = format!(
+        "head -c 8000000 /dev/zero | tr '\\\\0' x; while [ ! -e '{}' ]; do sleep 0.1; done; echo done",
+        go.display()
+    );
+    let config = dir.join("agents.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[agents]]\nid = \"big\"\nkind = \"exec\"\ncommand = [\"sh\", \"-c\", {script:?}]\n"
+        ),
+    )
+    .unwrap();
+    let (mut server, base, _log) =
+        serve_limited(&["--config", config.to_str().unwrap(), "--write-timeout", "1"]);
+
+    // A raw streaming call from a socket with a small receive buffer, which then stops reading.
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let target: std::net::SocketAddr = addr(&base).parse().unwrap();
+    socket.connect(&target.into()).unwrap();
+    let mut conn: TcpStream = socket.into();
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"go"}]}}}"#;
+    write!(
+        conn,
+        "POST /a2a/big HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nA2A-Version: 1.0\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut head = [0u8; 512];
+    conn.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let n = conn.read(&mut head).unwrap();
+    let head = String::from_utf8_lossy(&head[..n]).into_owned();
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    let task_id = head
+        .split("\"id\":\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .map(str::to_owned);
+
+    // The server gives up on the stalled stream: it counts the cut...
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while refused(&base, "write_timeout") < 1.0 {
+        assert!(
+            Instant::now() < deadline,
+            "the stalled stream was never cut"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // ...and the connection ends (what was already in the buffers, then EOF), long before
+    // the 8 MB the agent wrote.
+    let mut received = n;
+    let mut buf = vec![0u8; 64 * 1024];
+    conn.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let ended = loop {
+        match conn.read(&mut buf) {
+            Ok(0) => break true,
+            Ok(k) => received += k,
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => break true,
+            Err(_) => break false,
+        }
+    };
+    assert!(ended, "the connection stayed open after {received} bytes");
+    assert!(
+        received < 8_000_000,
+        "read {received} bytes: nothing was cut"
+    );
+
+    // The task was not canceled with its stream: still working, then done.
+    let url = format!("{base}/a2a/big");
+    let tasks = a2a(&["list", &url, "--json"]);
+    assert!(tasks.status.success(), "{}", stderr(&tasks));
+    let listed: serde_json::Value = serde_json::from_slice(&tasks.stdout).unwrap();
+    let task = &listed["tasks"][0];
+    let id = task["id"].as_str().expect("the task is listed").to_owned();
+    if let Some(seen) = &task_id {
+        assert_eq!(seen, &id);
+    }
+    assert_eq!(state_of(&url, &id), "TASK_STATE_WORKING");
+    std::fs::write(&go, b"").unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while state_of(&url, &id) != "TASK_STATE_COMPLETED" {
+        assert!(Instant::now() < deadline, "the task never completed");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let o = a2a(&["get", &url, &id, "--json"]);
+    let task: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let output: usize = task["artifacts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|a| a["parts"].as_array().unwrap())
+        .filter_map(|p| p["text"].as_str())
+        .map(str::len)
+        .sum();
+    assert!(output >= 8_000_000, "the stored output has {output} bytes");
+    let _ = server.kill();
+    let _ = server.wait();
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -18,6 +18,7 @@ pub fn code_of(err: &A2aError) -> Code {
         "UNIMPLEMENTED" => Code::Unimplemented,
         "INTERNAL" => Code::Internal,
         "FAILED_PRECONDITION" => Code::FailedPrecondition,
+        "RESOURCE_EXHAUSTED" => Code::ResourceExhausted,
         _ => Code::Unknown,
     }
 }

@@ -29,6 +29,8 @@ pub struct CallContext {
     pub last_event_id: Option<u64>,
     /// The binding the request came in on.
     pub binding: Binding,
+    /// The network address of the caller (none for calls from this process).
+    pub peer: Option<std::net::SocketAddr>,
 }
 
 /// The binding a request came in on (spans and metrics name it).

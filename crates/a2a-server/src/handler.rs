@@ -103,6 +103,9 @@ pub struct HandlerConfig {
     pub default_history_length: Option<usize>,
     /// Upper bound on returned history messages, whatever the request asks (`None`: none).
     pub max_history_length: Option<usize>,
+    /// Bound on the streams one caller holds open at once (`None`: no bound); share one
+    /// counter between the agents of a server.
+    pub streams_per_caller: Option<Arc<crate::limits::CallerStreams>>,
 }
 
 /// Handles the A2A operations of one agent. Cheap to clone: clones share the runtime and
@@ -176,6 +179,17 @@ impl RequestHandler {
     /// The rules every operation but `GetExtendedAgentCard` applies before anything else,
     /// whatever the binding: a call must opt in to each extension the card marks as
     /// required.
+    /// A slot for one more stream of the caller, within the configured bound.
+    fn stream_slot(
+        &self,
+        call: &CallContext,
+    ) -> Result<Option<crate::limits::StreamSlot>, A2aError> {
+        match &self.config.streams_per_caller {
+            Some(streams) => streams.acquire(call.peer),
+            None => Ok(None),
+        }
+    }
+
     fn admit(&self, call: &CallContext) -> Result<(), A2aError> {
         for ext in &self.card.capabilities.extensions {
             if ext.required && !call.extensions.iter().any(|e| e == &ext.uri) {
@@ -499,6 +513,7 @@ impl RequestHandler {
     ) -> Result<TaskEventStream, A2aError> {
         self.admit(&call)?;
         self.check_streaming()?;
+        let slot = self.stream_slot(&call)?;
         let history = self.history_limit(req.history_length());
         let start = self.prepare(req, call).await?;
         let started = Box::pin(self.runtime.start(start, true)).await?;
@@ -516,7 +531,8 @@ impl RequestHandler {
                 events.with_snapshot(task, snap.seq, false)
             }
             None => events,
-        })
+        }
+        .with_slot(slot))
     }
 
     /// `GetTask`.
@@ -630,9 +646,12 @@ impl RequestHandler {
             self.admit(call)?;
             self.check_streaming()?;
             req.validate()?;
-            self.runtime
+            let slot = self.stream_slot(call)?;
+            Ok(self
+                .runtime
                 .subscribe(&req.id, call.last_event_id, self.history_limit(None))
-                .await
+                .await?
+                .with_slot(slot))
         };
         self.observed(
             "SubscribeToTask",

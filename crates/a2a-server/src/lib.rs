@@ -14,6 +14,7 @@
 pub mod bus;
 mod executor;
 mod handler;
+pub mod limits;
 mod listen;
 pub mod metrics;
 mod registry;
@@ -30,6 +31,7 @@ pub use executor::{
     AgentError, AgentExecutor, Binding, CallContext, CancelContext, Canceled, RequestContext,
 };
 pub use handler::{DEFAULT_PAGE_SIZE, HandlerConfig, RequestHandler, SendAnswer, TaskAnswer};
+pub use limits::{CallerStreams, PeerAddr};
 pub use listen::{ConnectionLimits, open_file_limit, raise_open_file_limit};
 pub use router::{
     Bindings, ServeOptions, agent_routes, agent_rpc_routes, card_routes, grpc_routes,

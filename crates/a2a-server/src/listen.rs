@@ -10,8 +10,15 @@
 //! - HTTP/2 connections are pinged every [`ConnectionLimits::http2_keep_alive_interval`];
 //!   a peer that does not answer is dropped. Long SSE and gRPC streams are not cut by any of
 //!   these.
+//! - A write that cannot make progress for [`ConnectionLimits::write_timeout`] (the peer
+//!   stopped reading: its receive window and our send buffer are full) closes the
+//!   connection, so a stalled SSE reader does not hold the stream and its memory. The clock
+//!   runs only while a write is blocked: a quiet stream is never cut by it.
 //! - Beyond [`ConnectionLimits::max_connections`], a new connection is answered at once with
-//!   `503 Service Unavailable` and `Retry-After`, and closed.
+//!   `503 Service Unavailable` and `Retry-After`, and closed; beyond
+//!   [`ConnectionLimits::max_in_flight`] requests being handled, a new request is answered
+//!   the same way (its connection stays open).
+//! - Each request carries its connection's [`PeerAddr`] (per-caller bounds key on it).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -25,6 +32,9 @@ use hyper_util::service::TowerToHyperService;
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
+use tower::ServiceExt;
+
+use crate::limits::PeerAddr;
 
 /// Deadlines and bounds of the connections a server accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,12 +44,18 @@ pub struct ConnectionLimits {
     pub header_read_timeout: Duration,
     /// Time to send a request body (default 30 s).
     pub body_read_timeout: Duration,
+    /// Time a blocked write may wait for the peer to read (default 30 s).
+    pub write_timeout: Duration,
     /// HTTP/2 keep-alive ping interval; an unanswered ping closes the connection after as
     /// long again (default 20 s).
     pub http2_keep_alive_interval: Duration,
     /// Most connections open at once (default: the open-file limit less a reserve of 64 for
     /// the store, the log and the like; see [`ConnectionLimits::for_open_file_limit`]).
     pub max_connections: usize,
+    /// Most requests handled at once, over all connections (`None`: no bound). A request
+    /// counts until its response starts: a blocking `SendMessage` for the whole task, a
+    /// stream until its first event.
+    pub max_in_flight: Option<usize>,
 }
 
 /// Descriptors kept for everything but connections.
@@ -50,8 +66,10 @@ impl Default for ConnectionLimits {
         Self {
             header_read_timeout: Duration::from_secs(10),
             body_read_timeout: Duration::from_secs(30),
+            write_timeout: Duration::from_secs(30),
             http2_keep_alive_interval: Duration::from_secs(20),
             max_connections: Self::for_open_file_limit(open_file_limit()),
+            max_in_flight: None,
         }
     }
 }
@@ -117,6 +135,13 @@ pub(crate) async fn serve_connections(
         .keep_alive_interval(Some(limits.http2_keep_alive_interval))
         .keep_alive_timeout(limits.http2_keep_alive_interval);
     let builder = Arc::new(builder);
+    let app = match limits.max_in_flight {
+        Some(n) => app.layer(axum::middleware::from_fn_with_state(
+            Arc::new(Semaphore::new(n)),
+            limit_in_flight,
+        )),
+        None => app,
+    };
     let permits = Arc::new(Semaphore::new(limits.max_connections));
     let graceful = GracefulShutdown::new();
     let refused = Arc::new(Throttled::default());
@@ -124,7 +149,7 @@ pub(crate) async fn serve_connections(
     let mut backoff = Duration::from_millis(10);
     tokio::pin!(shutdown);
     loop {
-        let (tcp, _peer) = tokio::select! {
+        let (tcp, peer) = tokio::select! {
             () = &mut shutdown => break,
             accepted = listener.accept() => match accepted {
                 Ok(conn) => {
@@ -165,10 +190,16 @@ pub(crate) async fn serve_connections(
             });
             continue;
         };
-        let service = TowerToHyperService::new(app.clone());
+        let service = TowerToHyperService::new(app.clone().map_request(
+            move |mut req: axum::http::Request<hyper::body::Incoming>| {
+                req.extensions_mut().insert(PeerAddr(peer));
+                req
+            },
+        ));
         let builder = builder.clone();
         let watcher = graceful.watcher();
         let first_byte = limits.header_read_timeout;
+        let write_timeout = limits.write_timeout;
         tokio::spawn(async move {
             let _permit = permit;
             // Version detection (HTTP/1.1 or HTTP/2) waits for bytes with no deadline of its
@@ -182,7 +213,8 @@ pub(crate) async fn serve_connections(
                     return;
                 }
             }
-            let conn = builder.serve_connection_with_upgrades(TokioIo::new(tcp), service);
+            let io = TokioIo::new(WriteDeadline::new(tcp, write_timeout));
+            let conn = builder.serve_connection_with_upgrades(io, service);
             if let Err(e) = watcher.watch(conn.into_owned()).await {
                 tracing::trace!(error = %e, "connection ended with an error");
             }
@@ -196,6 +228,29 @@ pub(crate) async fn serve_connections(
         }
     }
     Ok(())
+}
+
+/// Answers `503` with `Retry-After` when `in_flight` has no permit left.
+async fn limit_in_flight(
+    axum::extract::State(in_flight): axum::extract::State<Arc<Semaphore>>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let Ok(_permit) = in_flight.try_acquire() else {
+        crate::metrics::global().connection_refused("max_in_flight");
+        let body = r#"{"error":{"code":503,"status":"UNAVAILABLE","message":"too many requests in progress; retry shortly"}}"#;
+        return (
+            axum::http::StatusCode::SERVICE_UNAVAILABLE,
+            [
+                (axum::http::header::RETRY_AFTER, "1"),
+                (axum::http::header::CONTENT_TYPE, "application/json"),
+            ],
+            body,
+        )
+            .into_response();
+    };
+    next.run(request).await
 }
 
 /// Errors of one connection that the accept loop just skips.
@@ -281,3 +336,108 @@ impl http_body::Body for DeadlineBody {
 #[derive(Debug, thiserror::Error)]
 #[error("the request body did not arrive in time")]
 struct BodyTimedOut;
+
+/// A connection whose writes fail with `TimedOut` once one has been blocked for `timeout`
+/// (the peer stopped reading). The timer runs only while a write is pending, and is armed
+/// lazily: connections whose writes never block allocate none.
+#[derive(Debug)]
+struct WriteDeadline<T> {
+    io: T,
+    timeout: Duration,
+    timer: Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
+    /// A write is blocked and the timer runs for it.
+    blocked: bool,
+}
+
+impl<T> WriteDeadline<T> {
+    fn new(io: T, timeout: Duration) -> Self {
+        Self {
+            io,
+            timeout,
+            timer: None,
+            blocked: false,
+        }
+    }
+
+    /// Passes a write's outcome through; a pending write starts (or checks) the clock.
+    fn watch<R>(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+        outcome: std::task::Poll<std::io::Result<R>>,
+    ) -> std::task::Poll<std::io::Result<R>> {
+        use std::future::Future;
+        use std::task::Poll;
+        if outcome.is_ready() {
+            self.blocked = false;
+            return outcome;
+        }
+        let deadline = tokio::time::Instant::now() + self.timeout;
+        let timer = self
+            .timer
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
+        if !self.blocked {
+            timer.as_mut().reset(deadline);
+            self.blocked = true;
+        }
+        match timer.as_mut().poll(cx) {
+            Poll::Ready(()) => {
+                crate::metrics::global().connection_refused("write_timeout");
+                Poll::Ready(Err(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    "the peer stopped reading",
+                )))
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl<T: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for WriteDeadline<T> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.io).poll_read(cx, buf)
+    }
+}
+
+impl<T: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for WriteDeadline<T> {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        let outcome = std::pin::Pin::new(&mut self.io).poll_write(cx, buf);
+        self.watch(cx, outcome)
+    }
+
+    fn poll_write_vectored(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        let outcome = std::pin::Pin::new(&mut self.io).poll_write_vectored(cx, bufs);
+        self.watch(cx, outcome)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let outcome = std::pin::Pin::new(&mut self.io).poll_flush(cx);
+        self.watch(cx, outcome)
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let outcome = std::pin::Pin::new(&mut self.io).poll_shutdown(cx);
+        self.watch(cx, outcome)
+    }
+}

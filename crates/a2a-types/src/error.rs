@@ -42,6 +42,10 @@ impl ErrorCode {
     pub const EXTENSION_SUPPORT_REQUIRED: Self = Self(-32008);
     /// `VersionNotSupportedError`.
     pub const VERSION_NOT_SUPPORTED: Self = Self(-32009);
+    /// A limit of the server was reached (streams per caller, say): retry later. Not an A2A
+    /// error of the specification: an implementation-defined server error (JSON-RPC reserves
+    /// -32000 to -32099 for them), carried as HTTP 429 and gRPC `RESOURCE_EXHAUSTED`.
+    pub const RESOURCE_EXHAUSTED: Self = Self(-32090);
 }
 
 impl fmt::Display for ErrorCode {
@@ -159,6 +163,12 @@ pub enum A2aError {
         /// The version asked for.
         version: String,
     },
+    /// A limit of the server was reached; the caller may retry later.
+    #[error("Resource exhausted: {detail}")]
+    ResourceExhausted {
+        /// Which limit.
+        detail: String,
+    },
     /// An error with a code this crate does not know (from a peer).
     #[error("Error {code}: {message}")]
     Other {
@@ -227,6 +237,7 @@ impl A2aError {
             Self::ExtendedAgentCardNotConfigured => ErrorCode::EXTENDED_AGENT_CARD_NOT_CONFIGURED,
             Self::ExtensionSupportRequired { .. } => ErrorCode::EXTENSION_SUPPORT_REQUIRED,
             Self::VersionNotSupported { .. } => ErrorCode::VERSION_NOT_SUPPORTED,
+            Self::ResourceExhausted { .. } => ErrorCode::RESOURCE_EXHAUSTED,
             Self::Other { code, .. } => *code,
         }
     }
@@ -248,6 +259,7 @@ impl A2aError {
             ErrorCode::EXTENDED_AGENT_CARD_NOT_CONFIGURED => "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
             ErrorCode::EXTENSION_SUPPORT_REQUIRED => "EXTENSION_SUPPORT_REQUIRED",
             ErrorCode::VERSION_NOT_SUPPORTED => "VERSION_NOT_SUPPORTED",
+            ErrorCode::RESOURCE_EXHAUSTED => "RESOURCE_EXHAUSTED",
             _ => "UNKNOWN",
         }
     }
@@ -258,6 +270,7 @@ impl A2aError {
             ErrorCode::TASK_NOT_FOUND => 404,
             ErrorCode::INTERNAL_ERROR | ErrorCode::INVALID_AGENT_RESPONSE => 500,
             ErrorCode::METHOD_NOT_FOUND => 404,
+            ErrorCode::RESOURCE_EXHAUSTED => 429,
             ErrorCode(c) if (-32099..=-32000).contains(&c) => 400,
             ErrorCode(c) if (-32700..=-32600).contains(&c) => 400,
             _ => 500,
@@ -274,6 +287,7 @@ impl A2aError {
             | ErrorCode::PARSE_ERROR => "INVALID_ARGUMENT",
             ErrorCode::METHOD_NOT_FOUND => "UNIMPLEMENTED",
             ErrorCode::INTERNAL_ERROR | ErrorCode::INVALID_AGENT_RESPONSE => "INTERNAL",
+            ErrorCode::RESOURCE_EXHAUSTED => "RESOURCE_EXHAUSTED",
             ErrorCode(c) if (-32099..=-32000).contains(&c) => "FAILED_PRECONDITION",
             _ => "UNKNOWN",
         }
@@ -408,6 +422,7 @@ impl A2aError {
             ErrorCode::EXTENDED_AGENT_CARD_NOT_CONFIGURED,
             ErrorCode::EXTENSION_SUPPORT_REQUIRED,
             ErrorCode::VERSION_NOT_SUPPORTED,
+            ErrorCode::RESOURCE_EXHAUSTED,
         ]
         .into_iter()
         .find(|c| {
@@ -468,6 +483,7 @@ impl A2aError {
                 media_type: meta("mediaType").unwrap_or(message),
             },
             ErrorCode::INVALID_AGENT_RESPONSE => Self::InvalidAgentResponse { detail: message },
+            ErrorCode::RESOURCE_EXHAUSTED => Self::ResourceExhausted { detail: message },
             ErrorCode::EXTENDED_AGENT_CARD_NOT_CONFIGURED => Self::ExtendedAgentCardNotConfigured,
             ErrorCode::VERSION_NOT_SUPPORTED => Self::VersionNotSupported {
                 version: meta("version").unwrap_or_default(),

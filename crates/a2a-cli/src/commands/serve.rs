@@ -100,6 +100,10 @@ pub(crate) struct ServeArgs {
     /// Seconds a request body has to arrive whole (a trickle is cut).
     #[arg(long, default_value_t = 30.0, value_name = "SECONDS")]
     body_read_timeout: f64,
+    /// Seconds a blocked write may wait for the peer to read; a client that stops reading
+    /// a stream is disconnected after it (the task goes on).
+    #[arg(long, default_value_t = 30.0, value_name = "SECONDS")]
+    write_timeout: f64,
     /// Seconds between HTTP/2 keep-alive pings; a peer that does not answer within as long
     /// again is dropped.
     #[arg(long, default_value_t = 20.0, value_name = "SECONDS")]
@@ -108,6 +112,15 @@ pub(crate) struct ServeArgs {
     /// the open-file limit, raised to its hard limit at start, less 64].
     #[arg(long, value_name = "N")]
     max_connections: Option<usize>,
+    /// Most requests handled at once; beyond it, new ones get 503 with Retry-After [default:
+    /// no bound]. A blocking send counts until its task ends, a stream until it starts.
+    #[arg(long, value_name = "N")]
+    max_in_flight: Option<usize>,
+    /// Most streams (SSE or gRPC) one caller, known by its IP address, holds open at once;
+    /// beyond it, a new stream gets a RESOURCE_EXHAUSTED error (HTTP 429) [default: no
+    /// bound, since callers behind one proxy or NAT share an address].
+    #[arg(long, value_name = "N")]
+    max_streams_per_caller: Option<usize>,
     /// Do not serve `GET /metrics` (Prometheus text format: requests, latency, tasks by
     /// state, open streams, store and executor timings).
     #[arg(long)]
@@ -130,12 +143,19 @@ fn connection_limits(args: &ServeArgs) -> anyhow::Result<ConnectionLimits> {
     let mut limits = ConnectionLimits::default();
     limits.header_read_timeout = secs("header-read-timeout", args.header_read_timeout)?;
     limits.body_read_timeout = secs("body-read-timeout", args.body_read_timeout)?;
+    limits.write_timeout = secs("write-timeout", args.write_timeout)?;
     limits.http2_keep_alive_interval = secs("http2-keepalive", args.http2_keepalive)?;
     if let Some(n) = args.max_connections {
         if n == 0 {
             bail!("--max-connections must be at least 1");
         }
         limits.max_connections = n;
+    }
+    if let Some(n) = args.max_in_flight {
+        if n == 0 {
+            bail!("--max-in-flight must be at least 1");
+        }
+        limits.max_in_flight = Some(n);
     }
     tracing::info!(
         max_connections = limits.max_connections,
@@ -188,6 +208,7 @@ fn handler_for(
     agent: &ConfiguredAgent,
     db: Option<&(SqlTaskStore, Option<NotifyHub>)>,
     args: &ServeArgs,
+    streams: Option<Arc<a2a_server::CallerStreams>>,
 ) -> (Arc<RequestHandler>, Option<Arc<InMemoryTaskStore>>) {
     let mut in_memory = None;
     let store: Arc<dyn TaskStore> = match db {
@@ -222,6 +243,7 @@ fn handler_for(
     let mut config = HandlerConfig::default();
     config.default_history_length = args.default_history_length;
     config.max_history_length = args.max_history_length;
+    config.streams_per_caller = streams;
     let mut handler = RequestHandler::new(runtime, agent.card.clone(), config);
     if let Some(extended) = &agent.extended_card {
         handler = handler.with_extended_card(extended.clone());
@@ -357,8 +379,13 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     }
     let names: Vec<String> = agents.iter().map(|a| a.id.clone()).collect();
     let mut in_memory = Vec::new();
+    let streams = match args.max_streams_per_caller {
+        Some(0) => bail!("--max-streams-per-caller must be at least 1"),
+        Some(n) => Some(a2a_server::CallerStreams::new(n)),
+        None => None,
+    };
     for agent in &agents {
-        let (handler, memory) = handler_for(agent, db.as_ref(), &args);
+        let (handler, memory) = handler_for(agent, db.as_ref(), &args, streams.clone());
         in_memory.extend(memory.map(|store| (store, handler.clone())));
         let hosted = HostAgent {
             id: agent.id.clone(),

@@ -92,6 +92,8 @@ pub struct TaskEventStream {
     poll: Option<std::time::Duration>,
     done: bool,
     _open: crate::metrics::GaugeHold,
+    /// The caller's stream slot, given back with the stream.
+    _slot: Option<crate::limits::StreamSlot>,
 }
 
 impl TaskEventStream {
@@ -113,7 +115,14 @@ impl TaskEventStream {
             poll: None,
             done: false,
             _open: crate::metrics::global().stream_opened(),
+            _slot: None,
         }
+    }
+
+    /// Holds `slot` for as long as the stream lives.
+    pub(crate) fn with_slot(mut self, slot: Option<crate::limits::StreamSlot>) -> Self {
+        self._slot = slot;
+        self
     }
 
     /// Also reads the log every `poll` while no event arrives on the bus.

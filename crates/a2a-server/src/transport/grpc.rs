@@ -89,12 +89,21 @@ pub fn tenant_of(path: &str) -> String {
 }
 
 /// The call's context from its metadata, once its `a2a-version` allows v1.0.
-fn admit(metadata: MetadataMap, tenant: &str) -> Result<Arc<CallContext>, Status> {
+fn admit(
+    metadata: MetadataMap,
+    extensions: &tonic::Extensions,
+    tenant: &str,
+) -> Result<Arc<CallContext>, Status> {
     let headers = metadata.into_headers();
+    let peer = extensions.get::<crate::limits::PeerAddr>().map(|p| p.0);
     match negotiate_version(&headers, None) {
         Ok(ProtocolVersion::V1) => {
-            let mut call =
-                call_context(crate::executor::Binding::Grpc, ProtocolVersion::V1, headers);
+            let mut call = call_context(
+                crate::executor::Binding::Grpc,
+                ProtocolVersion::V1,
+                headers,
+                peer,
+            );
             if !tenant.is_empty()
                 && let Some(c) = Arc::get_mut(&mut call)
             {
@@ -139,9 +148,9 @@ impl a2a_grpc::A2aService for GrpcEndpoint {
         &self,
         request: Request<pb::SendMessageRequest>,
     ) -> Result<Response<pb::SendMessageResponse>, Status> {
-        let (metadata, _, req) = request.into_parts();
+        let (metadata, extensions, req) = request.into_parts();
         let handler = self.handler(&req.tenant)?;
-        let call = admit(metadata, &req.tenant)?;
+        let call = admit(metadata, &extensions, &req.tenant)?;
         let req = req.try_into().map_err(|e| to_status(&e))?;
         let answer = Box::pin(handler.send_message_answer(req, call))
             .await
@@ -155,9 +164,9 @@ impl a2a_grpc::A2aService for GrpcEndpoint {
         &self,
         request: Request<pb::SendMessageRequest>,
     ) -> Result<Response<EventStream>, Status> {
-        let (metadata, _, req) = request.into_parts();
+        let (metadata, extensions, req) = request.into_parts();
         let handler = self.handler(&req.tenant)?;
-        let call = admit(metadata, &req.tenant)?;
+        let call = admit(metadata, &extensions, &req.tenant)?;
         let req = req.try_into().map_err(|e| to_status(&e))?;
         let events = Box::pin(handler.send_streaming_message(req, call))
             .await
@@ -169,9 +178,9 @@ impl a2a_grpc::A2aService for GrpcEndpoint {
         &self,
         request: Request<pb::GetTaskRequest>,
     ) -> Result<Response<pb::Task>, Status> {
-        let (metadata, _, req) = request.into_parts();
+        let (metadata, extensions, req) = request.into_parts();
         let handler = self.handler(&req.tenant)?;
-        let call = admit(metadata, &req.tenant)?;
+        let call = admit(metadata, &extensions, &req.tenant)?;
         let task = handler
             .get_task(req.into(), &call)
             .await
@@ -183,9 +192,9 @@ impl a2a_grpc::A2aService for GrpcEndpoint {
         &self,
         request: Request<pb::ListTasksRequest>,
     ) -> Result<Response<pb::ListTasksResponse>, Status> {
-        let (metadata, _, req) = request.into_parts();
+        let (metadata, extensions, req) = request.into_parts();
         let handler = self.handler(&req.tenant)?;
-        let call = admit(metadata, &req.tenant)?;
+        let call = admit(metadata, &extensions, &req.tenant)?;
         let page = Box::pin(handler.list_tasks(req.into(), &call))
             .await
             .map_err(|e| to_status(&e))?;
@@ -196,9 +205,9 @@ impl a2a_grpc::A2aService for GrpcEndpoint {
         &self,
         request: Request<pb::CancelTaskRequest>,
     ) -> Result<Response<pb::Task>, Status> {
-        let (metadata, _, req) = request.into_parts();
+        let (metadata, extensions, req) = request.into_parts();
         let handler = self.handler(&req.tenant)?;
-        let call = admit(metadata, &req.tenant)?;
+        let call = admit(metadata, &extensions, &req.tenant)?;
         let task = Box::pin(handler.cancel_task(req.into(), call))
             .await
             .map_err(|e| to_status(&e))?;
@@ -211,9 +220,9 @@ impl a2a_grpc::A2aService for GrpcEndpoint {
         &self,
         request: Request<pb::SubscribeToTaskRequest>,
     ) -> Result<Response<EventStream>, Status> {
-        let (metadata, _, req) = request.into_parts();
+        let (metadata, extensions, req) = request.into_parts();
         let handler = self.handler(&req.tenant)?;
-        let call = admit(metadata, &req.tenant)?;
+        let call = admit(metadata, &extensions, &req.tenant)?;
         let events = Box::pin(handler.subscribe_to_task(req.into(), &call))
             .await
             .map_err(|e| to_status(&e))?;
@@ -224,33 +233,33 @@ impl a2a_grpc::A2aService for GrpcEndpoint {
         &self,
         request: Request<pb::TaskPushNotificationConfig>,
     ) -> Result<Response<pb::TaskPushNotificationConfig>, Status> {
-        let (metadata, _, req) = request.into_parts();
-        Err(self.push_config(metadata, &req.tenant))
+        let (metadata, extensions, req) = request.into_parts();
+        Err(self.push_config(metadata, &extensions, &req.tenant))
     }
 
     async fn get_task_push_notification_config(
         &self,
         request: Request<pb::GetTaskPushNotificationConfigRequest>,
     ) -> Result<Response<pb::TaskPushNotificationConfig>, Status> {
-        let (metadata, _, req) = request.into_parts();
-        Err(self.push_config(metadata, &req.tenant))
+        let (metadata, extensions, req) = request.into_parts();
+        Err(self.push_config(metadata, &extensions, &req.tenant))
     }
 
     async fn list_task_push_notification_configs(
         &self,
         request: Request<pb::ListTaskPushNotificationConfigsRequest>,
     ) -> Result<Response<pb::ListTaskPushNotificationConfigsResponse>, Status> {
-        let (metadata, _, req) = request.into_parts();
-        Err(self.push_config(metadata, &req.tenant))
+        let (metadata, extensions, req) = request.into_parts();
+        Err(self.push_config(metadata, &extensions, &req.tenant))
     }
 
     async fn get_extended_agent_card(
         &self,
         request: Request<pb::GetExtendedAgentCardRequest>,
     ) -> Result<Response<pb::AgentCard>, Status> {
-        let (metadata, _, req) = request.into_parts();
+        let (metadata, extensions, req) = request.into_parts();
         let handler = self.handler(&req.tenant)?;
-        admit(metadata, &req.tenant)?;
+        admit(metadata, &extensions, &req.tenant)?;
         let card = handler
             .get_extended_agent_card()
             .map_err(|e| to_status(&e))?;
@@ -261,19 +270,24 @@ impl a2a_grpc::A2aService for GrpcEndpoint {
         &self,
         request: Request<pb::DeleteTaskPushNotificationConfigRequest>,
     ) -> Result<Response<()>, Status> {
-        let (metadata, _, req) = request.into_parts();
-        Err(self.push_config(metadata, &req.tenant))
+        let (metadata, extensions, req) = request.into_parts();
+        Err(self.push_config(metadata, &extensions, &req.tenant))
     }
 }
 
 impl GrpcEndpoint {
     /// The answer of the push-notification config operations (not available yet).
-    fn push_config(&self, metadata: MetadataMap, tenant: &str) -> Status {
+    fn push_config(
+        &self,
+        metadata: MetadataMap,
+        extensions: &tonic::Extensions,
+        tenant: &str,
+    ) -> Status {
         let handler = match self.handler(tenant) {
             Ok(h) => h,
             Err(status) => return status,
         };
-        match admit(metadata, tenant) {
+        match admit(metadata, extensions, tenant) {
             Ok(call) => to_status(&handler.push_config_operation(&call)),
             Err(status) => status,
         }

@@ -20,10 +20,31 @@ pub(crate) fn last_event_id(headers: &HeaderMap) -> Option<u64> {
         .and_then(|v| v.trim().parse().ok())
 }
 
+/// The caller's address, as the accept loop recorded it (none in tests that call the router
+/// directly).
+pub(crate) fn peer_of(extensions: &axum::http::Extensions) -> Option<std::net::SocketAddr> {
+    extensions.get::<crate::limits::PeerAddr>().map(|p| p.0)
+}
+
+/// Extracts the caller's address (never fails).
+pub(crate) struct Peer(pub(crate) Option<std::net::SocketAddr>);
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Peer {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        _: &S,
+    ) -> Result<Self, Self::Rejection> {
+        Ok(Self(peer_of(&parts.extensions)))
+    }
+}
+
 pub(crate) fn call_context(
     binding: Binding,
     version: ProtocolVersion,
     headers: HeaderMap,
+    peer: Option<std::net::SocketAddr>,
 ) -> Arc<CallContext> {
     let extensions = [&EXTENSIONS, &EXTENSIONS_V03]
         .into_iter()
@@ -42,6 +63,7 @@ pub(crate) fn call_context(
     call.extensions = extensions;
     call.headers = headers;
     call.binding = binding;
+    call.peer = peer;
     Arc::new(call)
 }
 

@@ -21,7 +21,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use super::http_request::{call_context, read_body, unsupported_content_type};
+use super::http_request::{Peer, call_context, read_body, unsupported_content_type};
 use super::jsonrpc::JsonRpcConfig;
 use super::sse::{Framing, sse_response};
 use super::version::negotiate_version;
@@ -92,12 +92,13 @@ fn ok(body: &impl Serialize) -> Response {
 }
 
 /// The call's context, once its `A2A-Version` allows the v1.0 operations served here.
-fn admit(headers: HeaderMap, uri: &Uri) -> Result<Arc<CallContext>, A2aError> {
+fn admit(headers: HeaderMap, uri: &Uri, peer: Peer) -> Result<Arc<CallContext>, A2aError> {
     match negotiate_version(&headers, uri.query())? {
         ProtocolVersion::V1 => Ok(call_context(
             crate::executor::Binding::HttpJson,
             ProtocolVersion::V1,
             headers,
+            peer.0,
         )),
         _ => Err(A2aError::VersionNotSupported {
             version: "0.3 (no A2A-Version header; send \"A2A-Version: 1.0\" for this binding)"
@@ -122,7 +123,8 @@ async fn body<T: DeserializeOwned>(
     let bytes: Bytes = read_body(body, &parts.headers, ep.config.max_body_bytes)
         .await
         .map_err(|(status, err)| json(status, &err.to_rest_body()))?;
-    let call = admit(parts.headers, &parts.uri).map_err(|e| fail(&e))?;
+    let peer = Peer(super::http_request::peer_of(&parts.extensions));
+    let call = admit(parts.headers, &parts.uri, peer).map_err(|e| fail(&e))?;
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Ok((None, call));
     }
@@ -197,9 +199,14 @@ fn query_object<T: DeserializeOwned>(uri: &Uri, path_id: Option<&str>) -> Result
         .map_err(|e| A2aError::invalid_params(format!("query string: {e}")))
 }
 
-async fn list(State(ep): State<Arc<RestEndpoint>>, headers: HeaderMap, uri: Uri) -> Response {
+async fn list(
+    State(ep): State<Arc<RestEndpoint>>,
+    peer: Peer,
+    headers: HeaderMap,
+    uri: Uri,
+) -> Response {
     let result = async {
-        let call = admit(headers, &uri)?;
+        let call = admit(headers, &uri, peer)?;
         let req: ListTasksRequest = query_object(&uri, None)?;
         Box::pin(ep.handler.list_tasks(req, &call)).await
     }
@@ -214,17 +221,18 @@ async fn list(State(ep): State<Arc<RestEndpoint>>, headers: HeaderMap, uri: Uri)
 async fn task_get(
     State(ep): State<Arc<RestEndpoint>>,
     Path(segment): Path<String>,
+    peer: Peer,
     headers: HeaderMap,
     uri: Uri,
 ) -> Response {
     if let Some(id) = segment.strip_suffix(":subscribe") {
-        return match admit(headers, &uri) {
+        return match admit(headers, &uri, peer) {
             Ok(call) => subscribe(&ep, id, &call).await,
             Err(e) => fail(&e),
         };
     }
     let result = async {
-        let call = admit(headers, &uri)?;
+        let call = admit(headers, &uri, peer)?;
         let req: GetTaskRequest = query_object(&uri, Some(&segment))?;
         ep.handler.get_task_answer(req, &call).await
     }
@@ -281,10 +289,11 @@ async fn subscribe(ep: &RestEndpoint, id: &str, call: &CallContext) -> Response 
 /// The four push-notification config operations.
 async fn push_configs(
     State(ep): State<Arc<RestEndpoint>>,
+    peer: Peer,
     headers: HeaderMap,
     uri: Uri,
 ) -> Response {
-    match admit(headers, &uri) {
+    match admit(headers, &uri, peer) {
         Ok(call) => fail(&ep.handler.push_config_operation(&call)),
         Err(e) => fail(&e),
     }
@@ -292,10 +301,11 @@ async fn push_configs(
 
 async fn extended_card(
     State(ep): State<Arc<RestEndpoint>>,
+    peer: Peer,
     headers: HeaderMap,
     uri: Uri,
 ) -> Response {
-    let result = admit(headers, &uri).and_then(|_| ep.handler.get_extended_agent_card());
+    let result = admit(headers, &uri, peer).and_then(|_| ep.handler.get_extended_agent_card());
     match result {
         Ok(card) => ok(&*card),
         Err(e) => fail(&e),

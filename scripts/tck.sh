@@ -76,7 +76,9 @@ serve() {
   local port
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
   rm -f "$logs/tasks-$name.db"*
-  "$bin" serve --port "$port" --store "${SERVE_STORE:-sqlite:$logs/tasks-$name.db}" "$@" >"$logs/server-$name.log" 2>&1 &
+  # The TCK's webhook receiver listens on localhost, which push delivery refuses unless
+  # allow-listed.
+  "$bin" serve --port "$port" --store "${SERVE_STORE:-sqlite:$logs/tasks-$name.db}" --push-allow localhost "$@" >"$logs/server-$name.log" 2>&1 &
   pids+=($!)
   for _ in $(seq 200); do
     if curl -sf -o /dev/null "http://127.0.0.1:$port/.well-known/agent-card.json"; then

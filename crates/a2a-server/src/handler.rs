@@ -20,6 +20,8 @@ use crate::runtime::{StartRequest, TaskEventStream, TaskRuntime, store_failure, 
 use crate::store::{StoreError, TaskEvent, TaskEventRecord, TaskQuery, TaskView};
 use crate::telemetry;
 
+mod push;
+
 /// A task to answer with: owned, or lent from the store's log.
 #[derive(Debug)]
 #[non_exhaustive]
@@ -106,6 +108,9 @@ pub struct HandlerConfig {
     /// Bound on the streams one caller holds open at once (`None`: no bound); share one
     /// counter between the agents of a server.
     pub streams_per_caller: Option<Arc<crate::limits::CallerStreams>>,
+    /// Delivers push notifications (`None`: the push-config operations answer
+    /// `PushNotificationNotSupported`); share one between the agents of a server.
+    pub push: Option<crate::push::PushDelivery>,
 }
 
 /// Handles the A2A operations of one agent. Cheap to clone: clones share the runtime and
@@ -125,13 +130,13 @@ impl RequestHandler {
     /// enforced) running on `runtime`.
     ///
     /// Capabilities the card leaves unset are filled in with what this server does: streaming
-    /// on, push notifications off, no extended card (until
+    /// on, push notifications when [`HandlerConfig::push`] delivers them, no extended card (until
     /// [`with_extended_card`](Self::with_extended_card)). A capability the card sets is kept,
     /// so an agent can still turn streaming off.
     pub fn new(runtime: TaskRuntime, mut card: AgentCard, config: HandlerConfig) -> Self {
         let caps = &mut card.capabilities;
         caps.streaming.get_or_insert(true);
-        caps.push_notifications.get_or_insert(false);
+        caps.push_notifications.get_or_insert(config.push.is_some());
         caps.extended_agent_card.get_or_insert(false);
         let request_metrics = Arc::new(RequestSeriesCache::new(SharedName(Arc::from(
             card.name.as_str(),
@@ -457,7 +462,11 @@ impl RequestHandler {
         self.admit(&call)?;
         let history = self.history_limit(req.history_length());
         let return_immediately = req.return_immediately();
+        let push = self.inline_push_config(&req, &call)?;
         let start = self.prepare(req, call).await?;
+        if let Some(config) = push {
+            self.follow_inline(&start, config).await?;
+        }
         let task_id = start.task_id.clone();
         let started = Box::pin(self.runtime.start(start, false)).await?;
         let mut execution = started.execution;
@@ -515,7 +524,11 @@ impl RequestHandler {
         self.check_streaming()?;
         let slot = self.stream_slot(&call)?;
         let history = self.history_limit(req.history_length());
+        let push = self.inline_push_config(&req, &call)?;
         let start = self.prepare(req, call).await?;
+        if let Some(config) = push {
+            self.follow_inline(&start, config).await?;
+        }
         let started = Box::pin(self.runtime.start(start, true)).await?;
         let events = started
             .events
@@ -663,14 +676,16 @@ impl RequestHandler {
         .await
     }
 
-    /// The four push-notification config operations: this runtime does not deliver push
-    /// notifications, so they answer as the spec requires for an undeclared capability.
-    pub fn push_config_operation(&self, call: &CallContext) -> A2aError {
+    /// The v0.3 push-notification config methods: configs are managed with the v1.0 methods
+    /// only.
+    pub fn push_config_operation_v03(&self, call: &CallContext) -> A2aError {
         if let Err(e) = self.admit(call) {
             return e;
         }
         if self.card.capabilities.push_notifications == Some(true) {
-            A2aError::unsupported("push notification configs are not available on this server")
+            A2aError::unsupported(
+                "push notification configs are managed with the v1.0 methods (CreateTaskPushNotificationConfig, …)",
+            )
         } else {
             A2aError::PushNotificationNotSupported
         }

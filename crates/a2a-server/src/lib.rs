@@ -17,6 +17,7 @@ mod handler;
 pub mod limits;
 mod listen;
 pub mod metrics;
+pub mod push;
 mod registry;
 pub mod router;
 mod runtime;

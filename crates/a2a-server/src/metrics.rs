@@ -250,6 +250,7 @@ pub struct Metrics {
     /// By [`RUN_OUTCOMES`].
     executor_seconds: Vec<AtomicHistogram>,
     refused: Family<ReasonLabels, Counter>,
+    push: Family<OutcomeLabels, Counter>,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -347,8 +348,15 @@ impl Metrics {
             "Connections refused or cut by a limit, by reason (max_connections, idle, body_timeout, write_timeout, max_in_flight, streams_per_caller, accept_failed: no descriptor left)",
             refused.clone(),
         );
+        let push = Family::<OutcomeLabels, Counter>::default();
+        registry.register(
+            "push_deliveries",
+            "Push notification attempts by outcome: delivered, retried (a failed attempt that will be tried again), rejected (the receiver refused it with a 4xx), gave_up (retries exhausted), refused (the address is not allowed)",
+            push.clone(),
+        );
         Self {
             refused,
+            push,
             registry,
             requests,
             request_seconds,
@@ -447,6 +455,10 @@ impl Metrics {
 
     /// A connection or request refused or cut, and why (`max_connections`, `idle`,
     /// `body_timeout`).
+    pub(crate) fn push_delivery(&self, outcome: &'static str) {
+        self.push.get_or_create(&OutcomeLabels { outcome }).inc();
+    }
+
     pub(crate) fn connection_refused(&self, reason: &'static str) {
         self.refused.get_or_create(&ReasonLabels { reason }).inc();
     }

@@ -354,6 +354,69 @@ impl TaskStore for SqlTaskStore {
         Ok(log.into_iter().map(Arc::new).collect())
     }
 
+    async fn put_push_config(
+        &self,
+        task_id: &str,
+        config: &a2a_types::TaskPushNotificationConfig,
+    ) -> Result<(), StoreError> {
+        let exists = sqlx::query("SELECT 1 AS one FROM a2a_tasks WHERE agent_id = $1 AND id = $2")
+            .bind(&*self.agent)
+            .bind(task_id)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(backend)?;
+        if exists.is_empty() {
+            return Err(StoreError::NotFound(task_id.to_owned()));
+        }
+        let json = serde_json::to_string(config).map_err(StoreError::Serialization)?;
+        sqlx::query(
+            "INSERT INTO a2a_push_configs (agent_id, task_id, config_id, config, position) VALUES ($1, $2, $3, $4, \
+             (SELECT COALESCE(MAX(position), 0) + 1 FROM a2a_push_configs WHERE agent_id = $1 AND task_id = $2)) \
+             ON CONFLICT (agent_id, task_id, config_id) DO UPDATE SET config = excluded.config",
+        )
+        .bind(&*self.agent)
+        .bind(task_id)
+        .bind(config.id.clone().unwrap_or_default())
+        .bind(json)
+        .execute(&self.pool)
+        .await
+        .map_err(backend)?;
+        Ok(())
+    }
+
+    async fn push_configs(
+        &self,
+        task_id: &str,
+    ) -> Result<Vec<a2a_types::TaskPushNotificationConfig>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT config FROM a2a_push_configs WHERE agent_id = $1 AND task_id = $2 ORDER BY position",
+        )
+        .bind(&*self.agent)
+        .bind(task_id)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(backend)?;
+        rows.iter()
+            .map(|r| {
+                let json: String = r.try_get("config").map_err(backend)?;
+                serde_json::from_str(&json).map_err(StoreError::Serialization)
+            })
+            .collect()
+    }
+
+    async fn delete_push_config(&self, task_id: &str, id: &str) -> Result<(), StoreError> {
+        sqlx::query(
+            "DELETE FROM a2a_push_configs WHERE agent_id = $1 AND task_id = $2 AND config_id = $3",
+        )
+        .bind(&*self.agent)
+        .bind(task_id)
+        .bind(id)
+        .execute(&self.pool)
+        .await
+        .map_err(backend)?;
+        Ok(())
+    }
+
     async fn list(&self, query: &TaskQuery) -> Result<TaskPage, StoreError> {
         let cursor = query
             .page_token

@@ -16,10 +16,11 @@ use crate::Dialect;
 /// `(version, statements)`, in order. Never edit a released migration; add one. The DDL so
 /// far is portable (TEXT, BIGINT, composite keys), so both dialects share it; a migration
 /// that is not gets a per-dialect list here.
-const MIGRATIONS: &[(i64, &[&str])] = &[(
-    1,
-    &[
-        "CREATE TABLE a2a_tasks (
+const MIGRATIONS: &[(i64, &[&str])] = &[
+    (
+        1,
+        &[
+            "CREATE TABLE a2a_tasks (
             agent_id TEXT NOT NULL,
             id TEXT NOT NULL,
             context_id TEXT NOT NULL,
@@ -31,15 +32,15 @@ const MIGRATIONS: &[(i64, &[&str])] = &[(
             owner TEXT NOT NULL,
             PRIMARY KEY (agent_id, id)
         )",
-        "CREATE INDEX a2a_tasks_by_status ON a2a_tasks (agent_id, status_ms DESC, id DESC)",
-        "CREATE INDEX a2a_tasks_by_context ON a2a_tasks (agent_id, context_id, status_ms DESC, id DESC)",
-        "CREATE INDEX a2a_tasks_by_state ON a2a_tasks (state, updated_ms)",
-        "CREATE TABLE a2a_instances (
+            "CREATE INDEX a2a_tasks_by_status ON a2a_tasks (agent_id, status_ms DESC, id DESC)",
+            "CREATE INDEX a2a_tasks_by_context ON a2a_tasks (agent_id, context_id, status_ms DESC, id DESC)",
+            "CREATE INDEX a2a_tasks_by_state ON a2a_tasks (state, updated_ms)",
+            "CREATE TABLE a2a_instances (
             instance_id TEXT PRIMARY KEY,
             started_ms BIGINT NOT NULL,
             heartbeat_ms BIGINT NOT NULL
         )",
-        "CREATE TABLE a2a_task_events (
+            "CREATE TABLE a2a_task_events (
             agent_id TEXT NOT NULL,
             task_id TEXT NOT NULL,
             seq BIGINT NOT NULL,
@@ -47,15 +48,21 @@ const MIGRATIONS: &[(i64, &[&str])] = &[(
             event TEXT NOT NULL,
             PRIMARY KEY (agent_id, task_id, seq)
         )",
-        "CREATE TABLE a2a_push_configs (
+            "CREATE TABLE a2a_push_configs (
             agent_id TEXT NOT NULL,
             task_id TEXT NOT NULL,
             config_id TEXT NOT NULL,
             config TEXT NOT NULL,
             PRIMARY KEY (agent_id, task_id, config_id)
         )",
-    ],
-)];
+        ],
+    ),
+    // Push configs list in the order they were first stored.
+    (
+        2,
+        &["ALTER TABLE a2a_push_configs ADD COLUMN position BIGINT NOT NULL DEFAULT 0"],
+    ),
+];
 
 /// Key of the PostgreSQL advisory lock that serializes migrations across replicas.
 const MIGRATION_LOCK: i64 = 0x0a2a_5707;

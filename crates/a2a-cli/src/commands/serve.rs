@@ -121,6 +121,19 @@ pub(crate) struct ServeArgs {
     /// bound, since callers behind one proxy or NAT share an address].
     #[arg(long, value_name = "N")]
     max_streams_per_caller: Option<usize>,
+    /// Do not send push notifications (the agents' cards then say `pushNotifications:
+    /// false`, and the push-config operations answer PushNotificationNotSupported).
+    #[arg(long)]
+    no_push: bool,
+    /// A webhook host (name or address, as in its URL) push notifications may reach even
+    /// though it is, or resolves to, a loopback, private or link-local address; repeat or
+    /// separate with commas.
+    #[arg(long, value_name = "HOST", value_delimiter = ',')]
+    push_allow: Vec<String>,
+    /// Let push notifications reach every private address (a network where every receiver
+    /// is trusted).
+    #[arg(long)]
+    push_allow_private: bool,
     /// Do not serve `GET /metrics` (Prometheus text format: requests, latency, tasks by
     /// state, open streams, store and executor timings).
     #[arg(long)]
@@ -209,6 +222,7 @@ fn handler_for(
     db: Option<&(SqlTaskStore, Option<NotifyHub>)>,
     args: &ServeArgs,
     streams: Option<Arc<a2a_server::CallerStreams>>,
+    push: Option<a2a_server::push::PushDelivery>,
 ) -> (Arc<RequestHandler>, Option<Arc<InMemoryTaskStore>>) {
     let mut in_memory = None;
     let store: Arc<dyn TaskStore> = match db {
@@ -244,6 +258,7 @@ fn handler_for(
     config.default_history_length = args.default_history_length;
     config.max_history_length = args.max_history_length;
     config.streams_per_caller = streams;
+    config.push = push;
     let mut handler = RequestHandler::new(runtime, agent.card.clone(), config);
     if let Some(extended) = &agent.extended_card {
         handler = handler.with_extended_card(extended.clone());
@@ -384,8 +399,17 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         Some(n) => Some(a2a_server::CallerStreams::new(n)),
         None => None,
     };
+    let push = if args.no_push {
+        None
+    } else {
+        let mut settings = a2a_server::push::PushSettings::default();
+        settings.policy.allowed_hosts = args.push_allow.clone();
+        settings.policy.allow_private = args.push_allow_private;
+        Some(a2a_server::push::PushDelivery::new(settings)?)
+    };
     for agent in &agents {
-        let (handler, memory) = handler_for(agent, db.as_ref(), &args, streams.clone());
+        let (handler, memory) =
+            handler_for(agent, db.as_ref(), &args, streams.clone(), push.clone());
         in_memory.extend(memory.map(|store| (store, handler.clone())));
         let hosted = HostAgent {
             id: agent.id.clone(),

@@ -86,6 +86,7 @@ pub(crate) fn bare_card() -> AgentCard {
     card.name = "A2A TCK Conformance Agent (no optional capabilities)".into();
     card.capabilities.streaming = Some(false);
     card.capabilities.extended_agent_card = Some(false);
+    card.capabilities.push_notifications = Some(false);
     let mut ext = AgentExtension::default();
     ext.uri = TCK_REQUIRED_EXTENSION.into();
     ext.description = Some("Required by this agent, so that calls without it are refused".into());

@@ -93,7 +93,7 @@ pub(crate) fn base_card(name: &str, description: &str, skills: Vec<AgentSkill>) 
     ));
     let mut caps = AgentCapabilities::default();
     caps.streaming = Some(true);
-    caps.push_notifications = Some(false);
+    // Push notifications: whatever the server delivers (the handler fills it in).
     caps.extended_agent_card = Some(false);
     card.capabilities = caps;
     card.default_input_modes = vec!["text/plain".into(), "application/json".into()];

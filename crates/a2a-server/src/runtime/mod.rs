@@ -523,6 +523,21 @@ impl TaskRuntime {
         }
     }
 
+    /// The events of `task_id` after `after_seq`, then live ones until a terminal state;
+    /// the task need not exist yet (with `after_seq == 0`, the stream waits for it).
+    pub(crate) fn follow_from(&self, task_id: &str, after_seq: u64) -> TaskEventStream {
+        let sh = &self.shared;
+        let sub = sh.bus.subscribe(task_id);
+        TaskEventStream::new(
+            task_id.to_owned(),
+            sh.store.clone(),
+            sub,
+            after_seq,
+            ClosePolicy::TERMINAL_ONLY,
+        )
+        .with_poll(sh.config.store_poll)
+    }
+
     /// Follows an existing task: the current snapshot first (or, with `after_seq`, the
     /// events logged after it), then live events until a terminal state. Interrupted states
     /// do not end a subscription (spec §3.1.6): the task goes on when its input arrives.

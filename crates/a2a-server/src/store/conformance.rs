@@ -36,6 +36,62 @@ fn artifact(id: &str, aid: &str, text: &str, append: bool) -> TaskEvent {
     TaskEvent::Artifact(TaskArtifactUpdateEvent::new(id, "c", a, append, false))
 }
 
+fn push_config(id: &str, url: &str) -> a2a_types::TaskPushNotificationConfig {
+    let mut c = a2a_types::TaskPushNotificationConfig::default();
+    c.id = Some(id.to_owned());
+    c.task_id = Some("t1".to_owned());
+    c.url = url.to_owned();
+    c
+}
+
+/// Push configs: stored per task in order, replaced by id, deleted idempotently, refused for
+/// an unknown task, and kept apart between tasks.
+pub async fn push_configs(store: Arc<dyn TaskStore>) {
+    let missing = store
+        .put_push_config("t1", &push_config("a", "https://a.example/hook"))
+        .await;
+    assert!(
+        matches!(missing, Err(StoreError::NotFound(_))),
+        "{missing:?}"
+    );
+    store
+        .append("t1", 0, vec![created("t1", "c")])
+        .await
+        .unwrap();
+    store
+        .append("t2", 0, vec![created("t2", "c")])
+        .await
+        .unwrap();
+    assert!(store.push_configs("t1").await.unwrap().is_empty());
+    for (id, url) in [("b", "https://b.example/1"), ("a", "https://a.example/1")] {
+        store
+            .put_push_config("t1", &push_config(id, url))
+            .await
+            .unwrap();
+    }
+    store
+        .put_push_config("t1", &push_config("b", "https://b.example/2"))
+        .await
+        .unwrap();
+    let configs = store.push_configs("t1").await.unwrap();
+    let seen: Vec<(&str, &str)> = configs
+        .iter()
+        .map(|c| (c.id.as_deref().unwrap(), c.url.as_str()))
+        .collect();
+    assert_eq!(
+        seen,
+        [("b", "https://b.example/2"), ("a", "https://a.example/1")]
+    );
+    assert!(store.push_configs("t2").await.unwrap().is_empty());
+    assert!(store.push_configs("missing").await.unwrap().is_empty());
+    store.delete_push_config("t1", "b").await.unwrap();
+    store.delete_push_config("t1", "b").await.unwrap();
+    store.delete_push_config("missing", "b").await.unwrap();
+    let left = store.push_configs("t1").await.unwrap();
+    assert_eq!(left.len(), 1);
+    assert_eq!(left[0].id.as_deref(), Some("a"));
+}
+
 /// Creating a task stores it at sequence 1.
 pub async fn create_and_get(store: Arc<dyn TaskStore>) {
     let recs = store
@@ -255,7 +311,8 @@ pub async fn list(store: Arc<dyn TaskStore>) {
 macro_rules! task_store_conformance {
     (optional $make:expr) => {
         $crate::task_store_conformance!(@cases $make;
-            create_and_get, create_rules, optimistic_append, events_after, projection, list);
+            create_and_get, create_rules, optimistic_append, events_after, projection, list,
+            push_configs);
     };
     ($make:expr) => {
         $crate::task_store_conformance!(optional async { Some($make.await) });

@@ -55,6 +55,8 @@ struct Entry {
     /// When the task last changed while waiting for input or authentication (`None` while
     /// it is not waiting): what [`InMemoryTaskStore::idle_interrupted`] looks at.
     waiting_since: Option<Instant>,
+    /// Push notification configs (rarely any; evicted with the task).
+    push: Vec<a2a_types::TaskPushNotificationConfig>,
 }
 
 impl Entry {
@@ -173,6 +175,7 @@ impl TaskStore for InMemoryTaskStore {
                 state: TaskState::Unspecified,
                 status_millis: 0,
                 waiting_since: None,
+                push: Vec::new(),
             };
             shard.tasks.entry(Arc::from(task_id)).or_insert(entry)
         } else {
@@ -246,6 +249,43 @@ impl TaskStore for InMemoryTaskStore {
 
     fn lends_log(&self) -> bool {
         true
+    }
+
+    async fn put_push_config(
+        &self,
+        task_id: &str,
+        config: &a2a_types::TaskPushNotificationConfig,
+    ) -> Result<(), StoreError> {
+        let mut shard = self.shard(task_id);
+        let entry = shard
+            .tasks
+            .get_mut(task_id)
+            .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
+        match entry.push.iter_mut().find(|c| c.id == config.id) {
+            Some(existing) => *existing = config.clone(),
+            None => entry.push.push(config.clone()),
+        }
+        Ok(())
+    }
+
+    async fn push_configs(
+        &self,
+        task_id: &str,
+    ) -> Result<Vec<a2a_types::TaskPushNotificationConfig>, StoreError> {
+        let shard = self.shard(task_id);
+        Ok(shard
+            .tasks
+            .get(task_id)
+            .map(|e| e.push.clone())
+            .unwrap_or_default())
+    }
+
+    async fn delete_push_config(&self, task_id: &str, id: &str) -> Result<(), StoreError> {
+        let mut shard = self.shard(task_id);
+        if let Some(entry) = shard.tasks.get_mut(task_id) {
+            entry.push.retain(|c| c.id.as_deref() != Some(id));
+        }
+        Ok(())
     }
 
     async fn list(&self, query: &TaskQuery) -> Result<TaskPage, StoreError> {

@@ -13,7 +13,10 @@ mod view;
 
 use std::sync::Arc;
 
-use a2a_types::{Message, Task, TaskArtifactUpdateEvent, TaskState, TaskStatusUpdateEvent};
+use a2a_types::{
+    Message, Task, TaskArtifactUpdateEvent, TaskPushNotificationConfig, TaskState,
+    TaskStatusUpdateEvent,
+};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
@@ -142,6 +145,9 @@ pub enum StoreError {
     /// Encoding or decoding failed.
     #[error("could not encode or decode a task event: {0}")]
     Serialization(serde_json::Error),
+    /// This store does not keep what was asked of it (push notification configs, say).
+    #[error("this task store does not support {0}")]
+    Unsupported(&'static str),
     /// The backend failed.
     #[error(transparent)]
     Backend(Box<dyn std::error::Error + Send + Sync>),
@@ -161,7 +167,10 @@ pub enum StoreError {
 /// - `list` orders by status timestamp, newest first (ties by task id, descending), and
 ///   pages with opaque cursors that stay valid while tasks are added.
 /// - Implementations may evict old terminal tasks (documented per implementation); they
-///   never evict a task that is not terminal.
+///   never evict a task that is not terminal. A task's push notification configs go with it.
+/// - `put_push_config` stores a config under its `id` (replacing one with the same id) for
+///   an existing task, else [`StoreError::NotFound`]; `push_configs` lists a task's configs
+///   in the order they were first stored; `delete_push_config` of an absent config succeeds.
 #[async_trait]
 pub trait TaskStore: Send + Sync + 'static {
     /// Appends `events` to the log of `task_id` after `expected_seq`.
@@ -188,6 +197,31 @@ pub trait TaskStore: Send + Sync + 'static {
 
     /// A page of tasks.
     async fn list(&self, query: &TaskQuery) -> Result<TaskPage, StoreError>;
+
+    /// Stores `config` (its `id` set) for `task_id`. The default keeps none.
+    async fn put_push_config(
+        &self,
+        task_id: &str,
+        config: &TaskPushNotificationConfig,
+    ) -> Result<(), StoreError> {
+        let _ = (task_id, config);
+        Err(StoreError::Unsupported("push notification configs"))
+    }
+
+    /// The push notification configs of `task_id` (none for an unknown task).
+    async fn push_configs(
+        &self,
+        task_id: &str,
+    ) -> Result<Vec<TaskPushNotificationConfig>, StoreError> {
+        let _ = task_id;
+        Err(StoreError::Unsupported("push notification configs"))
+    }
+
+    /// Removes the config `id` of `task_id`, if there is one.
+    async fn delete_push_config(&self, task_id: &str, id: &str) -> Result<(), StoreError> {
+        let _ = (task_id, id);
+        Err(StoreError::Unsupported("push notification configs"))
+    }
 
     /// True when `events_after(id, 0)` is cheap (the log is in memory): readers then project
     /// the log by reference ([`TaskView`]) instead of copying a snapshot.

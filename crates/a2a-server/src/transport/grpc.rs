@@ -234,7 +234,13 @@ impl a2a_grpc::A2aService for GrpcEndpoint {
         request: Request<pb::TaskPushNotificationConfig>,
     ) -> Result<Response<pb::TaskPushNotificationConfig>, Status> {
         let (metadata, extensions, req) = request.into_parts();
-        Err(self.push_config(metadata, &extensions, &req.tenant))
+        let handler = self.handler(&req.tenant)?;
+        let call = admit(metadata, &extensions, &req.tenant)?;
+        let config = handler
+            .create_push_config(req.into(), &call)
+            .await
+            .map_err(|e| to_status(&e))?;
+        Ok(Response::new(config.into()))
     }
 
     async fn get_task_push_notification_config(
@@ -242,7 +248,16 @@ impl a2a_grpc::A2aService for GrpcEndpoint {
         request: Request<pb::GetTaskPushNotificationConfigRequest>,
     ) -> Result<Response<pb::TaskPushNotificationConfig>, Status> {
         let (metadata, extensions, req) = request.into_parts();
-        Err(self.push_config(metadata, &extensions, &req.tenant))
+        let handler = self.handler(&req.tenant)?;
+        let call = admit(metadata, &extensions, &req.tenant)?;
+        let mut get = a2a_types::TaskPushNotificationConfigRequest::default();
+        get.task_id = req.task_id;
+        get.id = req.id;
+        let config = handler
+            .get_push_config(get, &call)
+            .await
+            .map_err(|e| to_status(&e))?;
+        Ok(Response::new(config.into()))
     }
 
     async fn list_task_push_notification_configs(
@@ -250,7 +265,18 @@ impl a2a_grpc::A2aService for GrpcEndpoint {
         request: Request<pb::ListTaskPushNotificationConfigsRequest>,
     ) -> Result<Response<pb::ListTaskPushNotificationConfigsResponse>, Status> {
         let (metadata, extensions, req) = request.into_parts();
-        Err(self.push_config(metadata, &extensions, &req.tenant))
+        let handler = self.handler(&req.tenant)?;
+        let call = admit(metadata, &extensions, &req.tenant)?;
+        let mut list = a2a_types::ListTaskPushNotificationConfigsRequest::default();
+        list.task_id = req.task_id;
+        let page = handler
+            .list_push_configs(list, &call)
+            .await
+            .map_err(|e| to_status(&e))?;
+        Ok(Response::new(pb::ListTaskPushNotificationConfigsResponse {
+            configs: page.configs.into_iter().map(Into::into).collect(),
+            next_page_token: page.next_page_token,
+        }))
     }
 
     async fn get_extended_agent_card(
@@ -271,25 +297,15 @@ impl a2a_grpc::A2aService for GrpcEndpoint {
         request: Request<pb::DeleteTaskPushNotificationConfigRequest>,
     ) -> Result<Response<()>, Status> {
         let (metadata, extensions, req) = request.into_parts();
-        Err(self.push_config(metadata, &extensions, &req.tenant))
-    }
-}
-
-impl GrpcEndpoint {
-    /// The answer of the push-notification config operations (not available yet).
-    fn push_config(
-        &self,
-        metadata: MetadataMap,
-        extensions: &tonic::Extensions,
-        tenant: &str,
-    ) -> Status {
-        let handler = match self.handler(tenant) {
-            Ok(h) => h,
-            Err(status) => return status,
-        };
-        match admit(metadata, extensions, tenant) {
-            Ok(call) => to_status(&handler.push_config_operation(&call)),
-            Err(status) => status,
-        }
+        let handler = self.handler(&req.tenant)?;
+        let call = admit(metadata, &extensions, &req.tenant)?;
+        let mut delete = a2a_types::TaskPushNotificationConfigRequest::default();
+        delete.task_id = req.task_id;
+        delete.id = req.id;
+        handler
+            .delete_push_config(delete, &call)
+            .await
+            .map_err(|e| to_status(&e))?;
+        Ok(Response::new(()))
     }
 }

@@ -321,16 +321,21 @@ async fn dispatch_v1(
                 )
             }
             method::CREATE_PUSH_CONFIG => {
-                params::<TaskPushNotificationConfig>(raw)?;
-                return Err(h.push_config_operation(&call));
+                let config = params::<TaskPushNotificationConfig>(raw)?;
+                ok(id, h.create_push_config(config, &call).await?)
             }
-            method::GET_PUSH_CONFIG | method::DELETE_PUSH_CONFIG => {
-                params::<TaskPushNotificationConfigRequest>(raw)?;
-                return Err(h.push_config_operation(&call));
+            method::GET_PUSH_CONFIG => {
+                let req = params::<TaskPushNotificationConfigRequest>(raw)?;
+                ok(id, h.get_push_config(req, &call).await?)
+            }
+            method::DELETE_PUSH_CONFIG => {
+                let req = params::<TaskPushNotificationConfigRequest>(raw)?;
+                h.delete_push_config(req, &call).await?;
+                ok(id, serde_json::json!({}))
             }
             method::LIST_PUSH_CONFIGS => {
-                params::<ListTaskPushNotificationConfigsRequest>(raw)?;
-                return Err(h.push_config_operation(&call));
+                let req = params::<ListTaskPushNotificationConfigsRequest>(raw)?;
+                ok(id, h.list_push_configs(req, &call).await?)
             }
             method::GET_EXTENDED_AGENT_CARD => ok(id, &*h.get_extended_agent_card()?),
             other => {
@@ -420,7 +425,7 @@ async fn dispatch_v03(
             | m::PUSH_CONFIG_GET
             | m::PUSH_CONFIG_LIST
             | m::PUSH_CONFIG_DELETE => {
-                return Err(h.push_config_operation(&call));
+                return Err(h.push_config_operation_v03(&call));
             }
             m::GET_AUTHENTICATED_EXTENDED_CARD => {
                 let card = h.get_extended_agent_card()?;

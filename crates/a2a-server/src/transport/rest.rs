@@ -8,8 +8,9 @@
 use std::sync::Arc;
 
 use a2a_types::{
-    A2aError, CancelTaskRequest, GetTaskRequest, ListTasksRequest, ProtocolVersion,
-    SendMessageRequest, SubscribeToTaskRequest,
+    A2aError, CancelTaskRequest, GetTaskRequest, ListTaskPushNotificationConfigsRequest,
+    ListTasksRequest, ProtocolVersion, SendMessageRequest, SubscribeToTaskRequest,
+    TaskPushNotificationConfig, TaskPushNotificationConfigRequest,
 };
 use axum::Router;
 use axum::body::Bytes;
@@ -55,10 +56,10 @@ pub fn rest_routes(ep: Arc<RestEndpoint>, path: &str) -> Router {
             &format!("{path}/tasks/{{id}}"),
             get(task_get).post(task_post),
         )
-        .route(&configs, get(push_configs).post(push_configs))
+        .route(&configs, get(push_list).post(push_create))
         .route(
             &format!("{configs}/{{config_id}}"),
-            get(push_configs).delete(push_configs),
+            get(push_get).delete(push_delete),
         )
         .route(&format!("{path}/extendedAgentCard"), get(extended_card))
         .with_state(ep)
@@ -286,15 +287,86 @@ async fn subscribe(ep: &RestEndpoint, id: &str, call: &CallContext) -> Response 
     }
 }
 
-/// The four push-notification config operations.
-async fn push_configs(
+/// `POST /tasks/{id}/pushNotificationConfigs`: the body is the config (its `taskId` is the
+/// path's).
+async fn push_create(
     State(ep): State<Arc<RestEndpoint>>,
+    Path(task_id): Path<String>,
+    request: Request,
+) -> Response {
+    let (config, call) = match body::<TaskPushNotificationConfig>(&ep, request).await {
+        Ok(x) => x,
+        Err(resp) => return resp,
+    };
+    let mut config = config.unwrap_or_default();
+    config.task_id = Some(task_id);
+    match ep.handler.create_push_config(config, &call).await {
+        Ok(config) => ok(&config),
+        Err(e) => fail(&e),
+    }
+}
+
+/// `GET /tasks/{id}/pushNotificationConfigs`.
+async fn push_list(
+    State(ep): State<Arc<RestEndpoint>>,
+    Path(task_id): Path<String>,
     peer: Peer,
     headers: HeaderMap,
     uri: Uri,
 ) -> Response {
-    match admit(headers, &uri, peer) {
-        Ok(call) => fail(&ep.handler.push_config_operation(&call)),
+    let result = async {
+        let call = admit(headers, &uri, peer)?;
+        let mut req = ListTaskPushNotificationConfigsRequest::default();
+        req.task_id = task_id;
+        ep.handler.list_push_configs(req, &call).await
+    }
+    .await;
+    match result {
+        Ok(page) => ok(&page),
+        Err(e) => fail(&e),
+    }
+}
+
+/// `GET /tasks/{id}/pushNotificationConfigs/{configId}`.
+async fn push_get(
+    State(ep): State<Arc<RestEndpoint>>,
+    Path((task_id, id)): Path<(String, String)>,
+    peer: Peer,
+    headers: HeaderMap,
+    uri: Uri,
+) -> Response {
+    let result = async {
+        let call = admit(headers, &uri, peer)?;
+        let mut req = TaskPushNotificationConfigRequest::default();
+        req.task_id = task_id;
+        req.id = id;
+        ep.handler.get_push_config(req, &call).await
+    }
+    .await;
+    match result {
+        Ok(config) => ok(&config),
+        Err(e) => fail(&e),
+    }
+}
+
+/// `DELETE /tasks/{id}/pushNotificationConfigs/{configId}`: an empty object.
+async fn push_delete(
+    State(ep): State<Arc<RestEndpoint>>,
+    Path((task_id, id)): Path<(String, String)>,
+    peer: Peer,
+    headers: HeaderMap,
+    uri: Uri,
+) -> Response {
+    let result = async {
+        let call = admit(headers, &uri, peer)?;
+        let mut req = TaskPushNotificationConfigRequest::default();
+        req.task_id = task_id;
+        req.id = id;
+        ep.handler.delete_push_config(req, &call).await
+    }
+    .await;
+    match result {
+        Ok(()) => ok(&serde_json::json!({})),
         Err(e) => fail(&e),
     }
 }

@@ -1,0 +1,347 @@
+//! Push notifications against a real webhook receiver started by the test: every event of a
+//! task arrives in order with the config's credentials; a receiver that is down at first
+//! gets everything once it is up; a receiver that does not answer does not hold the agent
+//! up; inner addresses are refused; the four config operations work.
+
+mod common;
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::http::HeaderMap;
+use common::*;
+use serde_json::{Value, json};
+
+/// One request the receiver got.
+#[derive(Debug, Clone)]
+struct Received {
+    authorization: Option<String>,
+    token: Option<String>,
+    content_type: Option<String>,
+    body: Value,
+}
+
+/// A webhook receiver on `addr` (a thread with its own runtime). With `gate`, each request
+/// waits until the gate has a permit.
+struct Receiver {
+    got: Arc<Mutex<Vec<Received>>>,
+    _stop: tokio::sync::oneshot::Sender<()>,
+}
+
+impl Receiver {
+    fn start(listener: std::net::TcpListener, gate: Option<Arc<tokio::sync::Semaphore>>) -> Self {
+        let got = Arc::new(Mutex::new(Vec::new()));
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let sink = got.clone();
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async move {
+                listener.set_nonblocking(true).unwrap();
+                let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+                let app = axum::Router::new().route(
+                    "/hook",
+                    axum::routing::post(move |headers: HeaderMap, body: axum::body::Bytes| {
+                        let sink = sink.clone();
+                        let gate = gate.clone();
+                        async move {
+                            if let Some(gate) = gate {
+                                gate.acquire().await.unwrap().forget();
+                            }
+                            let text = |h: &str| {
+                                headers
+                                    .get(h)
+                                    .and_then(|v| v.to_str().ok())
+                                    .map(str::to_owned)
+                            };
+                            sink.lock().unwrap().push(Received {
+                                authorization: text("authorization"),
+                                token: text("x-a2a-notification-token"),
+                                content_type: text("content-type"),
+                                body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+                            });
+                            "ok"
+                        }
+                    }),
+                );
+                let _ = axum::serve(listener, app)
+                    .with_graceful_shutdown(async {
+                        let _ = stopped.await;
+                    })
+                    .await;
+            });
+        });
+        Self { got, _stop: stop }
+    }
+
+    fn received(&self) -> Vec<Received> {
+        self.got.lock().unwrap().clone()
+    }
+
+    /// Waits until a notification says the task reached `state`; all received by then.
+    fn wait_for_state(&self, state: &str, within: Duration) -> Vec<Received> {
+        let deadline = Instant::now() + within;
+        loop {
+            let got = self.received();
+            if got
+                .iter()
+                .any(|r| r.body["statusUpdate"]["status"]["state"] == state)
+            {
+                return got;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no {state} notification; got {got:?}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+fn rpc(base: &str, method: &str, params: Value) -> Value {
+    reqwest::blocking::Client::new()
+        .post(base)
+        .header("A2A-Version", "1.0")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}))
+        .send()
+        .unwrap()
+        .json()
+        .unwrap()
+}
+
+/// Sends `text` to the slow agent with a push config for `url`; the task id.
+fn send_with_push(base: &str, text: &str, url: &str, blocking: bool) -> String {
+    let reply = rpc(
+        base,
+        "SendMessage",
+        json!({
+            "message": {"messageId": a2a_types::new_id(), "role": "ROLE_USER", "parts": [{"text": text}]},
+            "configuration": {
+                "returnImmediately": !blocking,
+                "taskPushNotificationConfig": {
+                    "url": url,
+                    "token": "tok-1",
+                    "authentication": {"scheme": "Bearer", "credentials": "s3cret"}
+                }
+            }
+        }),
+    );
+    reply["result"]["task"]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no task: {reply}"))
+        .to_owned()
+}
+
+/// The kind of each StreamResponse, checking it has exactly one.
+fn kinds(got: &[Received]) -> Vec<String> {
+    got.iter()
+        .map(|r| {
+            let obj = r.body.as_object().expect("a JSON object");
+            assert_eq!(obj.len(), 1, "not one StreamResponse field: {}", r.body);
+            let kind = obj.keys().next().unwrap().clone();
+            assert!(
+                ["task", "message", "statusUpdate", "artifactUpdate"].contains(&kind.as_str()),
+                "{kind}"
+            );
+            kind
+        })
+        .collect()
+}
+
+fn metric(base: &str, outcome: &str) -> f64 {
+    let text = reqwest::blocking::get(format!("{base}/metrics"))
+        .unwrap()
+        .text()
+        .unwrap();
+    let prefix = format!("a2a_push_deliveries_total{{outcome=\"{outcome}\"}} ");
+    text.lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0.0)
+}
+
+fn listener() -> (std::net::TcpListener, SocketAddr) {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    (l, addr)
+}
+
+#[test]
+fn every_event_arrives_in_order_with_the_configs_credentials() {
+    let (l, addr) = listener();
+    let receiver = Receiver::start(l, None);
+    let s = serve(&["--agent", "slow", "--push-allow", "127.0.0.1"]);
+    let url = format!("http://{addr}/hook");
+    let task_id = send_with_push(&s.base, "0.3", &url, true);
+    let got = receiver.wait_for_state("TASK_STATE_COMPLETED", Duration::from_secs(20));
+    let kinds = kinds(&got);
+    assert_eq!(kinds[0], "task", "{kinds:?}");
+    let artifacts: Vec<&str> = got
+        .iter()
+        .filter_map(|r| r.body["artifactUpdate"]["artifact"]["name"].as_str())
+        .collect();
+    assert_eq!(artifacts, ["progress", "result"], "{kinds:?}");
+    let last = got.last().unwrap();
+    assert_eq!(
+        last.body["statusUpdate"]["status"]["state"],
+        "TASK_STATE_COMPLETED"
+    );
+    for r in &got {
+        assert_eq!(r.authorization.as_deref(), Some("Bearer s3cret"));
+        assert_eq!(r.token.as_deref(), Some("tok-1"));
+        assert_eq!(r.content_type.as_deref(), Some("application/a2a+json"));
+        let about = r.body.as_object().unwrap().values().next().unwrap();
+        let id = about.get("taskId").or_else(|| about.get("id")).unwrap();
+        assert_eq!(id, &json!(task_id));
+    }
+
+    // The inline config was stored with an id; the four operations see it.
+    let listed = rpc(
+        &s.base,
+        "ListTaskPushNotificationConfigs",
+        json!({"taskId": task_id}),
+    );
+    let configs = listed["result"]["configs"].as_array().expect("configs");
+    assert_eq!(configs.len(), 1, "{listed}");
+    let id = configs[0]["id"].as_str().unwrap().to_owned();
+    assert_eq!(configs[0]["url"], json!(url));
+    let created = rpc(
+        &s.base,
+        "CreateTaskPushNotificationConfig",
+        json!({"taskId": task_id, "url": "https://example.com/hook"}),
+    );
+    let second = created["result"]["id"].as_str().expect("an id").to_owned();
+    let fetched = rpc(
+        &s.base,
+        "GetTaskPushNotificationConfig",
+        json!({"taskId": task_id, "id": second}),
+    );
+    assert_eq!(fetched["result"]["url"], "https://example.com/hook");
+    for _ in 0..2 {
+        let deleted = rpc(
+            &s.base,
+            "DeleteTaskPushNotificationConfig",
+            json!({"taskId": task_id, "id": id}),
+        );
+        assert!(deleted.get("error").is_none(), "{deleted}");
+    }
+    let gone = rpc(
+        &s.base,
+        "GetTaskPushNotificationConfig",
+        json!({"taskId": task_id, "id": id}),
+    );
+    assert_eq!(gone["error"]["code"], -32001, "{gone}");
+    let unknown = rpc(
+        &s.base,
+        "ListTaskPushNotificationConfigs",
+        json!({"taskId": "no-such-task"}),
+    );
+    assert_eq!(unknown["error"]["code"], -32001, "{unknown}");
+    assert!(metric(&s.base, "delivered") >= got.len() as f64);
+}
+
+#[test]
+fn a_receiver_that_is_down_at_first_still_gets_every_event() {
+    // The port is known, nothing listens on it yet.
+    let (l, addr) = listener();
+    drop(l);
+    let s = serve(&["--agent", "slow", "--push-allow", "127.0.0.1"]);
+    let task_id = send_with_push(&s.base, "0.2", &format!("http://{addr}/hook"), true);
+    assert_eq!(state_of(&s.base, &task_id), "TASK_STATE_COMPLETED");
+    // Deliveries fail and are retried...
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while metric(&s.base, "retried") < 1.0 {
+        assert!(Instant::now() < deadline, "no retry counted");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // ...until the receiver comes up: then everything arrives, in order.
+    let receiver = Receiver::start(std::net::TcpListener::bind(addr).unwrap(), None);
+    let got = receiver.wait_for_state("TASK_STATE_COMPLETED", Duration::from_secs(60));
+    let kinds = kinds(&got);
+    assert_eq!(kinds.first().map(String::as_str), Some("task"), "{kinds:?}");
+    let artifacts = got
+        .iter()
+        .filter(|r| r.body["artifactUpdate"].is_object())
+        .count();
+    assert!(artifacts >= 2, "{kinds:?}");
+}
+
+#[test]
+fn a_receiver_that_does_not_answer_does_not_hold_the_agent_up() {
+    let (l, addr) = listener();
+    // The receiver takes every request but answers none until the test says so.
+    let gate = Arc::new(tokio::sync::Semaphore::new(0));
+    let receiver = Receiver::start(l, Some(gate.clone()));
+    let s = serve(&["--agent", "slow", "--push-allow", "127.0.0.1"]);
+    let task_id = send_with_push(&s.base, "0.2", &format!("http://{addr}/hook"), false);
+    // The task completes while its first notification is still unanswered.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while state_of(&s.base, &task_id) != "TASK_STATE_COMPLETED" {
+        assert!(Instant::now() < deadline, "the task never completed");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(receiver.received().is_empty());
+    gate.add_permits(1000);
+    let got = receiver.wait_for_state("TASK_STATE_COMPLETED", Duration::from_secs(30));
+    assert_eq!(kinds(&got)[0], "task");
+}
+
+#[test]
+fn inner_addresses_are_refused() {
+    let s = serve(&["--agent", "slow"]);
+    for url in [
+        "http://127.0.0.1:9/hook",
+        "http://localhost:9/hook",
+        "http://169.254.169.254/latest/meta-data",
+        "http://10.0.0.1/hook",
+        "http://[::1]:9/hook",
+        "file:///etc/passwd",
+    ] {
+        let reply = rpc(
+            &s.base,
+            "SendMessage",
+            json!({
+                "message": {"messageId": a2a_types::new_id(), "role": "ROLE_USER", "parts": [{"text": "0.1"}]},
+                "configuration": {"taskPushNotificationConfig": {"url": url}}
+            }),
+        );
+        assert_eq!(reply["error"]["code"], -32602, "{url}: {reply}");
+    }
+    // A name that resolves to an inner address passes the config check but is refused at
+    // delivery, after DNS.
+    let host = std::fs::read_to_string("/etc/hostname")
+        .map(|h| h.trim().to_owned())
+        .unwrap_or_default();
+    let inner_only = !host.is_empty()
+        && std::net::ToSocketAddrs::to_socket_addrs(&(host.as_str(), 9))
+            .map(|mut a| {
+                a.all(|a| match a.ip() {
+                    std::net::IpAddr::V4(v4) => v4.is_loopback() || v4.is_private(),
+                    std::net::IpAddr::V6(v6) => v6.is_loopback(),
+                })
+            })
+            .unwrap_or(false);
+    if !inner_only {
+        eprintln!(
+            "skipped: this machine's name ({host:?}) does not resolve to inner addresses only"
+        );
+        return;
+    }
+    let (l, addr) = listener();
+    let receiver = Receiver::start(l, None);
+    let url = format!("http://{host}:{}/hook", addr.port());
+    let refused_before = metric(&s.base, "refused");
+    send_with_push(&s.base, "0.1", &url, true);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while metric(&s.base, "refused") <= refused_before {
+        assert!(
+            Instant::now() < deadline,
+            "delivery to {url} was not refused"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(receiver.received().is_empty());
+}

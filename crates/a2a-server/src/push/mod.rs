@@ -1,0 +1,280 @@
+//! Push notifications: each webhook registered for a task gets the task's events, in order,
+//! from a worker of its own that follows the task's log the way a stream does. Publishing
+//! never waits for a webhook: a slow or dead receiver holds only its own worker, which falls
+//! back to reading the log when it lags behind the bus.
+//!
+//! Delivery is at least once: an event is posted until the receiver answers 2xx, retrying
+//! with exponential back-off, and given up (logged and counted) after
+//! [`PushSettings::give_up_after`]. A 4xx answer other than 408 and 429 is final for that
+//! event. Each POST carries one `StreamResponse` (HTTP+JSON shapes, `application/a2a+json`),
+//! `Authorization: {scheme} {credentials}` when the config has authentication, and
+//! `X-A2A-Notification-Token` when it has a token.
+
+pub mod guard;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use a2a_types::{A2aError, TaskPushNotificationConfig};
+use futures::StreamExt;
+use tokio_util::sync::CancellationToken;
+
+pub use guard::PushPolicy;
+
+use crate::runtime::{StreamPayload, TaskEventStream};
+
+/// How webhooks are called.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PushSettings {
+    /// Where webhooks may point.
+    pub policy: PushPolicy,
+    /// Time for one POST (default 10 s).
+    pub timeout: Duration,
+    /// First retry delay, doubled after each failure (default 500 ms)...
+    pub initial_backoff: Duration,
+    /// ...up to this (default 30 s).
+    pub max_backoff: Duration,
+    /// An event still undelivered this long after its first attempt is given up (default
+    /// 15 minutes).
+    pub give_up_after: Duration,
+}
+
+impl Default for PushSettings {
+    fn default() -> Self {
+        Self {
+            policy: PushPolicy::default(),
+            timeout: Duration::from_secs(10),
+            initial_backoff: Duration::from_millis(500),
+            max_backoff: Duration::from_secs(30),
+            give_up_after: Duration::from_secs(15 * 60),
+        }
+    }
+}
+
+/// Calls the webhooks of one server's tasks. Cheap to clone; clones are equal.
+#[derive(Debug, Clone)]
+pub struct PushDelivery {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    settings: PushSettings,
+    client: reqwest::Client,
+    /// The running workers, by (task, config id), with a number telling a worker from the
+    /// one that replaced it: deleting a config stops its worker.
+    workers: Mutex<HashMap<(String, String), (u64, CancellationToken)>>,
+    next_worker: std::sync::atomic::AtomicU64,
+}
+
+impl PartialEq for PushDelivery {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+}
+
+impl Eq for PushDelivery {}
+
+impl PushDelivery {
+    /// A delivery service with `settings`.
+    pub fn new(settings: PushSettings) -> Result<Self, A2aError> {
+        let resolver = guard::GuardedResolver {
+            policy: Arc::new(settings.policy.clone()),
+        };
+        let client = reqwest::Client::builder()
+            .timeout(settings.timeout)
+            .redirect(reqwest::redirect::Policy::none())
+            .dns_resolver(Arc::new(resolver))
+            .user_agent(concat!("a2a-rust/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| A2aError::internal(format!("push client: {e}")))?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                settings,
+                client,
+                workers: Mutex::new(HashMap::new()),
+                next_worker: std::sync::atomic::AtomicU64::new(0),
+            }),
+        })
+    }
+
+    /// The settings.
+    pub fn settings(&self) -> &PushSettings {
+        &self.inner.settings
+    }
+
+    /// Checks a config's URL against the policy.
+    pub(crate) fn check(&self, config: &TaskPushNotificationConfig) -> Result<(), A2aError> {
+        self.inner
+            .settings
+            .policy
+            .check_url(&config.url)
+            .map(|_| ())
+    }
+
+    /// Delivers the events of `events` to `config`'s webhook until the task ends or the
+    /// config is deleted. `on_first` runs once the task exists (the worker of a config given
+    /// with the message that creates the task stores it then).
+    pub(crate) fn follow(
+        &self,
+        task_id: &str,
+        config: TaskPushNotificationConfig,
+        events: TaskEventStream,
+        on_first: Option<futures::future::BoxFuture<'static, ()>>,
+    ) {
+        let key = (task_id.to_owned(), config.id.clone().unwrap_or_default());
+        let stop = CancellationToken::new();
+        let number = self
+            .inner
+            .next_worker
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if let Some((_, old)) = self.lock().insert(key.clone(), (number, stop.clone())) {
+            old.cancel();
+        }
+        let this = self.clone();
+        tokio::spawn(async move {
+            tokio::select! {
+                () = stop.cancelled() => {}
+                () = this.run(&key.0, &config, events, on_first) => {}
+            }
+            let mut workers = this.lock();
+            if workers.get(&key).is_some_and(|(n, _)| *n == number) {
+                workers.remove(&key);
+            }
+        });
+    }
+
+    /// Stops the worker of config `id` of `task_id`, if one runs.
+    pub(crate) fn stop(&self, task_id: &str, id: &str) {
+        if let Some((_, token)) = self.lock().remove(&(task_id.to_owned(), id.to_owned())) {
+            token.cancel();
+        }
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn lock(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<(String, String), (u64, CancellationToken)>> {
+        self.inner.workers.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    async fn run(
+        &self,
+        task_id: &str,
+        config: &TaskPushNotificationConfig,
+        events: TaskEventStream,
+        mut on_first: Option<futures::future::BoxFuture<'static, ()>>,
+    ) {
+        let mut events = std::pin::pin!(events.into_stream());
+        while let Some(item) = events.next().await {
+            let item = match item {
+                Ok(item) => item,
+                Err(e) => {
+                    tracing::warn!(task_id, error = %e, "push: cannot read the task's events");
+                    return;
+                }
+            };
+            // A direct reply: there is no task to report on.
+            if matches!(item.payload, StreamPayload::Reply(_)) {
+                return;
+            }
+            if let Some(first) = on_first.take() {
+                first.await;
+            }
+            let body = match serde_json::to_vec(&item.response()) {
+                Ok(b) => bytes::Bytes::from(b),
+                Err(_) => continue,
+            };
+            self.deliver(task_id, item.seq, config, body).await;
+        }
+    }
+
+    /// Posts one event until it is accepted, refused for good, or given up.
+    async fn deliver(
+        &self,
+        task_id: &str,
+        seq: u64,
+        config: &TaskPushNotificationConfig,
+        body: bytes::Bytes,
+    ) {
+        let settings = &self.inner.settings;
+        let started = tokio::time::Instant::now();
+        let mut backoff = settings.initial_backoff;
+        let mut attempt = 0u32;
+        loop {
+            attempt += 1;
+            let mut req = self
+                .inner
+                .client
+                .post(&config.url)
+                .header(reqwest::header::CONTENT_TYPE, "application/a2a+json")
+                .body(body.clone());
+            if let Some(auth) = &config.authentication {
+                let value = match &auth.credentials {
+                    Some(c) => format!("{} {c}", auth.scheme),
+                    None => auth.scheme.clone(),
+                };
+                req = req.header(reqwest::header::AUTHORIZATION, value);
+            }
+            if let Some(token) = &config.token {
+                req = req.header("X-A2A-Notification-Token", token);
+            }
+            let failure = match self.send_checked(req, &config.url).await {
+                Ok(status) if status.is_success() => {
+                    crate::metrics::global().push_delivery("delivered");
+                    tracing::debug!(task_id, seq, attempt, "push delivered");
+                    return;
+                }
+                Ok(status)
+                    if status.is_client_error()
+                        && status != reqwest::StatusCode::REQUEST_TIMEOUT
+                        && status != reqwest::StatusCode::TOO_MANY_REQUESTS =>
+                {
+                    crate::metrics::global().push_delivery("rejected");
+                    tracing::warn!(task_id, seq, %status, url = %config.url,
+                        "push: the receiver refused the notification; not retried");
+                    return;
+                }
+                Ok(status) => format!("status {status}"),
+                Err(e) => e,
+            };
+            if started.elapsed() + backoff > settings.give_up_after {
+                crate::metrics::global().push_delivery("gave_up");
+                tracing::warn!(task_id, seq, attempts = attempt, url = %config.url, error = %failure,
+                    "push: giving up on a notification");
+                return;
+            }
+            crate::metrics::global().push_delivery("retried");
+            tracing::debug!(task_id, seq, attempt, error = %failure, retry_in = ?backoff,
+                "push attempt failed");
+            tokio::time::sleep(backoff).await;
+            backoff = (backoff * 2).min(settings.max_backoff);
+        }
+    }
+
+    /// Sends `req`; a URL with a literal inner address is refused here (a name is checked
+    /// by the resolver).
+    async fn send_checked(
+        &self,
+        req: reqwest::RequestBuilder,
+        url: &str,
+    ) -> Result<reqwest::StatusCode, String> {
+        self.inner
+            .settings
+            .policy
+            .check_url(url)
+            .map_err(|e| e.to_string())?;
+        let response = req.send().await.map_err(|e| {
+            let mut text = e.to_string();
+            let mut cause = std::error::Error::source(&e);
+            while let Some(c) = cause {
+                text = format!("{text}: {c}");
+                cause = c.source();
+            }
+            text
+        })?;
+        Ok(response.status())
+    }
+}

@@ -19,6 +19,7 @@ pub fn code_of(err: &A2aError) -> Code {
         "INTERNAL" => Code::Internal,
         "FAILED_PRECONDITION" => Code::FailedPrecondition,
         "RESOURCE_EXHAUSTED" => Code::ResourceExhausted,
+        "UNAUTHENTICATED" => Code::Unauthenticated,
         _ => Code::Unknown,
     }
 }

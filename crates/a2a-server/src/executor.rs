@@ -31,6 +31,8 @@ pub struct CallContext {
     pub binding: Binding,
     /// The network address of the caller (none for calls from this process).
     pub peer: Option<std::net::SocketAddr>,
+    /// The authenticated caller (none when the agent requires no authentication).
+    pub principal: Option<crate::auth::Principal>,
 }
 
 /// The binding a request came in on (spans and metrics name it).

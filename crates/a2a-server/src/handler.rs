@@ -98,7 +98,7 @@ impl serde::Serialize for SendAnswer {
 pub const DEFAULT_PAGE_SIZE: usize = 50;
 
 /// Settings of a [`RequestHandler`].
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Default)]
 #[non_exhaustive]
 pub struct HandlerConfig {
     /// History messages returned when a request does not say (`None`: all).
@@ -111,6 +111,9 @@ pub struct HandlerConfig {
     /// Delivers push notifications (`None`: the push-config operations answer
     /// `PushNotificationNotSupported`); share one between the agents of a server.
     pub push: Option<crate::push::PushDelivery>,
+    /// Checks every request's credentials (`None`: anyone may call, and every caller sees
+    /// every task); the card declares its schemes.
+    pub auth: Option<Arc<dyn crate::auth::Authenticator>>,
 }
 
 /// Handles the A2A operations of one agent. Cheap to clone: clones share the runtime and
@@ -138,6 +141,9 @@ impl RequestHandler {
         caps.streaming.get_or_insert(true);
         caps.push_notifications.get_or_insert(config.push.is_some());
         caps.extended_agent_card.get_or_insert(false);
+        if let Some(auth) = &config.auth {
+            crate::auth::declare(&mut card, &**auth);
+        }
         let request_metrics = Arc::new(RequestSeriesCache::new(SharedName(Arc::from(
             card.name.as_str(),
         ))));
@@ -184,13 +190,18 @@ impl RequestHandler {
     /// The rules every operation but `GetExtendedAgentCard` applies before anything else,
     /// whatever the binding: a call must opt in to each extension the card marks as
     /// required.
+    /// The authenticator every request must pass, if any.
+    pub fn authenticator(&self) -> Option<&Arc<dyn crate::auth::Authenticator>> {
+        self.config.auth.as_ref()
+    }
+
     /// A slot for one more stream of the caller, within the configured bound.
     fn stream_slot(
         &self,
         call: &CallContext,
     ) -> Result<Option<crate::limits::StreamSlot>, A2aError> {
         match &self.config.streams_per_caller {
-            Some(streams) => streams.acquire(call.peer),
+            Some(streams) => streams.acquire(call),
             None => Ok(None),
         }
     }
@@ -316,7 +327,6 @@ impl RequestHandler {
             .any(|m| media_type_matches(m, media_type))
     }
 
-    /// Validates a send and resolves its task and context.
     /// Validates a send and resolves its task and context. Only continuations wait on the
     /// store; they do so in their own boxed future, which keeps the future of every send small.
     async fn prepare(
@@ -330,7 +340,7 @@ impl RequestHandler {
         Box::pin(async move {
             let task_id = req.message.task_id.clone().unwrap_or_default();
             let existing = self
-                .existing_task(task_id, req.message.context_id.as_deref())
+                .existing_task(task_id, req.message.context_id.as_deref(), &call)
                 .await?;
             self.prepare_with(req, call, Some(existing))
         })
@@ -387,8 +397,12 @@ impl RequestHandler {
         &self,
         task_id: String,
         context_id: Option<&str>,
+        call: &CallContext,
     ) -> Result<Task, A2aError> {
         let snap = self.runtime.snapshot(&task_id, None).await?;
+        if !visible_to(snap.owner.as_ref(), call) {
+            return Err(A2aError::task_not_found(&task_id));
+        }
         let task = snap.task;
         if task.status.state.is_terminal() {
             return Err(terminal_task(&task_id, task.status.state));
@@ -400,6 +414,29 @@ impl RequestHandler {
             ));
         }
         Ok(task)
+    }
+
+    /// `TaskNotFound` unless the caller may see `task_id` (with authentication, only the
+    /// principal that created a task sees it; without, everyone sees every task). Reads
+    /// nothing without authentication.
+    pub(crate) async fn ensure_visible(
+        &self,
+        task_id: &str,
+        call: &CallContext,
+    ) -> Result<(), A2aError> {
+        if call.principal.is_none() {
+            return Ok(());
+        }
+        let snap = self
+            .runtime
+            .store()
+            .get(task_id, Some(0))
+            .await
+            .map_err(store_failure)?;
+        match snap {
+            Some(s) if visible_to(s.owner.as_ref(), call) => Ok(()),
+            _ => Err(A2aError::task_not_found(task_id)),
+        }
     }
 
     async fn snapshot(&self, task_id: &str, history: Option<usize>) -> Result<Task, A2aError> {
@@ -567,6 +604,7 @@ impl RequestHandler {
         let operation = async {
             self.admit(call)?;
             req.validate()?;
+            self.ensure_visible(&req.id, call).await?;
             self.answer(&req.id, self.history_limit(req.history_length))
                 .await
         };
@@ -606,6 +644,7 @@ impl RequestHandler {
         query.page_token = req.page_token;
         query.history_length = self.history_limit(req.history_length);
         query.include_artifacts = req.include_artifacts.unwrap_or(false);
+        query.owner = call.principal.as_ref().map(|p| p.0.clone());
         let page = self
             .runtime
             .store()
@@ -635,6 +674,7 @@ impl RequestHandler {
         let operation = async {
             self.admit(&call)?;
             req.validate()?;
+            self.ensure_visible(&req.id, &call).await?;
             self.runtime
                 .cancel(
                     &req.id,
@@ -659,6 +699,7 @@ impl RequestHandler {
             self.admit(call)?;
             self.check_streaming()?;
             req.validate()?;
+            self.ensure_visible(&req.id, call).await?;
             let slot = self.stream_slot(call)?;
             Ok(self
                 .runtime
@@ -759,6 +800,14 @@ fn task_ids(task: &Task) -> (Option<&str>, Option<&str>) {
 
 fn stream_ids(stream: &TaskEventStream) -> (Option<&str>, Option<&str>) {
     (Some(stream.task_id()), None)
+}
+
+/// Whether a task owned by `owner` is visible to the caller of `call`.
+fn visible_to(owner: Option<&Arc<str>>, call: &CallContext) -> bool {
+    match &call.principal {
+        None => true,
+        Some(p) => owner.is_some_and(|o| **o == *p.name()),
+    }
 }
 
 fn no_ids<T>(_: &T) -> (Option<&str>, Option<&str>) {

@@ -11,6 +11,7 @@
 //!   (the `grpc` feature, on by default), SSE streaming, agent cards; [`router`] assembles
 //!   them into an axum router and serves it (HTTP/1.1 and HTTP/2 on one port).
 
+pub mod auth;
 pub mod bus;
 mod executor;
 mod handler;

@@ -1,7 +1,7 @@
 //! Per-caller bounds: how many streams one caller may hold open at once.
 //!
-//! A caller is known by its network address until requests are authenticated. Behind a
-//! proxy or a NAT many people share one address, so the bound is off unless configured.
+//! A caller is its authenticated principal, or else its network address. Behind a proxy or
+//! a NAT many people share one address, so the bound is off unless configured.
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
@@ -18,7 +18,14 @@ pub struct PeerAddr(pub SocketAddr);
 #[derive(Debug)]
 pub struct CallerStreams {
     max: usize,
-    open: Mutex<HashMap<IpAddr, usize>>,
+    open: Mutex<HashMap<CallerKey, usize>>,
+}
+
+/// Who a stream is counted against.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum CallerKey {
+    Principal(Arc<str>),
+    Address(IpAddr),
 }
 
 impl CallerStreams {
@@ -35,18 +42,19 @@ impl CallerStreams {
         self.max
     }
 
-    /// A slot for one more stream of `peer` (none needed for calls from this process), or
-    /// `ResourceExhausted` when the caller already holds the most allowed.
+    /// A slot for one more stream of the caller of `call` (none needed for calls from this
+    /// process), or `ResourceExhausted` when the caller already holds the most allowed.
     pub(crate) fn acquire(
         self: &Arc<Self>,
-        peer: Option<SocketAddr>,
+        call: &crate::CallContext,
     ) -> Result<Option<StreamSlot>, A2aError> {
-        let Some(peer) = peer else {
-            return Ok(None);
+        let caller = match (&call.principal, call.peer) {
+            (Some(p), _) => CallerKey::Principal(p.0.clone()),
+            (None, Some(peer)) => CallerKey::Address(peer.ip()),
+            (None, None) => return Ok(None),
         };
-        let caller = peer.ip();
         let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
-        let count = open.entry(caller).or_insert(0);
+        let count = open.entry(caller.clone()).or_insert(0);
         if *count >= self.max {
             crate::metrics::global().connection_refused("streams_per_caller");
             return Err(A2aError::ResourceExhausted {
@@ -77,7 +85,7 @@ impl Eq for CallerStreams {}
 #[derive(Debug)]
 pub(crate) struct StreamSlot {
     streams: Arc<CallerStreams>,
-    caller: IpAddr,
+    caller: CallerKey,
 }
 
 impl Drop for StreamSlot {
@@ -96,19 +104,42 @@ impl Drop for StreamSlot {
 mod tests {
     use super::*;
 
+    fn from(addr: &str, principal: Option<&str>) -> crate::CallContext {
+        let mut call = crate::CallContext::default();
+        call.peer = Some(addr.parse::<SocketAddr>().unwrap());
+        call.principal = principal.map(crate::auth::Principal::new);
+        call
+    }
+
     #[test]
     fn slots_are_counted_per_caller_and_given_back() {
         let streams = CallerStreams::new(2);
-        let a: SocketAddr = "10.0.0.1:1000".parse().unwrap();
-        let a_other_port: SocketAddr = "10.0.0.1:2000".parse().unwrap();
-        let b: SocketAddr = "10.0.0.2:1000".parse().unwrap();
-        let first = streams.acquire(Some(a)).unwrap();
-        let _second = streams.acquire(Some(a_other_port)).unwrap();
-        let err = streams.acquire(Some(a)).unwrap_err();
+        let a = from("10.0.0.1:1000", None);
+        let first = streams.acquire(&a).unwrap();
+        let _second = streams.acquire(&from("10.0.0.1:2000", None)).unwrap();
+        let err = streams.acquire(&a).unwrap_err();
         assert!(matches!(err, A2aError::ResourceExhausted { .. }), "{err}");
-        assert!(streams.acquire(Some(b)).unwrap().is_some());
-        assert!(streams.acquire(None).unwrap().is_none());
+        assert!(
+            streams
+                .acquire(&from("10.0.0.2:1000", None))
+                .unwrap()
+                .is_some()
+        );
+        // An authenticated caller is counted by principal, wherever it calls from.
+        let _alice = streams
+            .acquire(&from("10.0.0.1:3000", Some("alice")))
+            .unwrap();
+        let _alice2 = streams
+            .acquire(&from("10.0.0.9:3000", Some("alice")))
+            .unwrap();
+        assert!(streams.acquire(&from("10.0.0.8:1", Some("alice"))).is_err());
+        assert!(
+            streams
+                .acquire(&crate::CallContext::default())
+                .unwrap()
+                .is_none()
+        );
         drop(first);
-        assert!(streams.acquire(Some(a)).unwrap().is_some());
+        assert!(streams.acquire(&a).unwrap().is_some());
     }
 }

@@ -128,6 +128,7 @@ pub fn agent_rpc_routes(
         )
         .with_bindings(opts.bindings, opts.grpc_address.clone()),
     );
+    let auth = handler.authenticator().cloned();
     let mut router = Router::new();
     if opts.bindings.jsonrpc {
         let rpc = Arc::new(JsonRpcEndpoint::new(handler.clone(), opts.jsonrpc));
@@ -141,6 +142,17 @@ pub fn agent_rpc_routes(
     if opts.bindings.http_json {
         let rest = Arc::new(RestEndpoint::new(handler, opts.jsonrpc));
         router = router.merge(rest_routes(rest, path));
+    }
+    if let Some(auth) = auth {
+        // Credentials are checked before a body is read; cards stay public.
+        let gate = Arc::new(crate::auth::Gate {
+            auth,
+            rpc_path: path.to_owned(),
+        });
+        router = router.layer(axum::middleware::from_fn_with_state(
+            gate,
+            crate::auth::gate,
+        ));
     }
     (router, card)
 }

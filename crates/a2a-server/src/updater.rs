@@ -52,6 +52,8 @@ struct Inner {
     bus: Arc<dyn EventBus>,
     /// The client message a new task is created with (taken when the task is created).
     initial_message: Mutex<Option<Message>>,
+    /// Who owns a task this updater creates (the authenticated caller).
+    owner: Option<Arc<str>>,
     turn: Mutex<Turn>,
     /// Signalled whenever `turn` changes, for a request waiting on this execution.
     turn_changed: tokio::sync::Notify,
@@ -77,6 +79,7 @@ impl TaskUpdater {
         store: Arc<dyn TaskStore>,
         bus: Arc<dyn EventBus>,
         initial_message: Option<Message>,
+        owner: Option<Arc<str>>,
     ) -> Self {
         let task_exists = initial_message.is_none();
         let updater = Self {
@@ -87,6 +90,7 @@ impl TaskUpdater {
                 store,
                 bus,
                 initial_message: Mutex::new(initial_message),
+                owner,
                 turn: Mutex::new(Turn::default()),
                 turn_changed: tokio::sync::Notify::new(),
             }),
@@ -317,16 +321,15 @@ impl TaskUpdater {
         let batch = if w.created {
             vec![event]
         } else {
-            let created = TaskEvent::Created(self.initial_task());
+            let mut batch = vec![TaskEvent::Created(self.initial_task())];
+            batch.extend(inner.owner.clone().map(TaskEvent::Owner));
             match &event {
                 // Creating the task already puts it in SUBMITTED.
                 TaskEvent::Status(s)
-                    if s.status.state == TaskState::Submitted && s.status.message.is_none() =>
-                {
-                    vec![created]
-                }
-                _ => vec![created, event],
+                    if s.status.state == TaskState::Submitted && s.status.message.is_none() => {}
+                _ => batch.push(event),
             }
+            batch
         };
         w.append(&*inner.store, &*inner.bus, &inner.task_id, batch)
             .await

@@ -12,6 +12,7 @@ enum StoredRef<'a> {
     Status(&'a TaskStatusUpdateEvent),
     Artifact(&'a TaskArtifactUpdateEvent),
     UserMessage(&'a Message),
+    Owner(&'a str),
 }
 
 /// An event as read.
@@ -22,6 +23,7 @@ enum Stored {
     Status(TaskStatusUpdateEvent),
     Artifact(TaskArtifactUpdateEvent),
     UserMessage(Message),
+    Owner(String),
 }
 
 /// The stored form of `event`.
@@ -31,6 +33,7 @@ pub(crate) fn encode(event: &TaskEvent) -> serde_json::Result<String> {
         TaskEvent::Status(s) => StoredRef::Status(s),
         TaskEvent::Artifact(a) => StoredRef::Artifact(a),
         TaskEvent::UserMessage(m) => StoredRef::UserMessage(m),
+        TaskEvent::Owner(o) => StoredRef::Owner(&o[..]),
         // `TaskEvent` is non-exhaustive; a new kind needs a stored form before it is logged.
         other => {
             return Err(serde::ser::Error::custom(format!(
@@ -48,6 +51,7 @@ pub(crate) fn decode(json: &str) -> serde_json::Result<TaskEvent> {
         Stored::Status(s) => TaskEvent::Status(s),
         Stored::Artifact(a) => TaskEvent::Artifact(a),
         Stored::UserMessage(m) => TaskEvent::UserMessage(m),
+        Stored::Owner(o) => TaskEvent::Owner(o.into()),
     })
 }
 

@@ -286,8 +286,9 @@ impl SqlTaskStore {
     ) -> Result<Option<TaskSnapshot>, StoreError> {
         let log = self.log(task_id, 0).await?;
         let seq = log.last().map_or(0, |r| r.seq);
+        let owner = a2a_server::store::owner_in(log.iter().map(|r| &r.event)).cloned();
         Ok(project(log.iter().map(|r| &r.event), history_length)
-            .map(|task| TaskSnapshot::new(task, seq)))
+            .map(|task| TaskSnapshot::new(task, seq).with_owner(owner)))
     }
 }
 
@@ -436,6 +437,16 @@ impl TaskStore for SqlTaskStore {
         if let Some(t) = query.status_timestamp_after {
             args.push(Arg::Int(t.timestamp_millis()));
             filters.push(format!("status_ms >= ${}", args.len()));
+        }
+        if let Some(owner) = &query.owner {
+            // The owner record follows the creation (seq 2); its stored form is exact.
+            let stored = codec::encode(&TaskEvent::Owner(owner.clone()))
+                .map_err(StoreError::Serialization)?;
+            args.push(Arg::Text(stored));
+            filters.push(format!(
+                "EXISTS (SELECT 1 FROM a2a_task_events e WHERE e.agent_id = a2a_tasks.agent_id AND e.task_id = a2a_tasks.id AND e.seq = 2 AND e.event = ${})",
+                args.len()
+            ));
         }
         let where_all = format!(" WHERE {}", filters.join(" AND "));
         let total: i64 = {

@@ -46,6 +46,10 @@ impl ErrorCode {
     /// error of the specification: an implementation-defined server error (JSON-RPC reserves
     /// -32000 to -32099 for them), carried as HTTP 429 and gRPC `RESOURCE_EXHAUSTED`.
     pub const RESOURCE_EXHAUSTED: Self = Self(-32090);
+    /// The request carries no valid credentials for a scheme the agent card requires. An
+    /// implementation-defined server error like [`Self::RESOURCE_EXHAUSTED`], carried as
+    /// HTTP 401 (with `WWW-Authenticate`) and gRPC `UNAUTHENTICATED`.
+    pub const UNAUTHENTICATED: Self = Self(-32091);
 }
 
 impl fmt::Display for ErrorCode {
@@ -169,6 +173,12 @@ pub enum A2aError {
         /// Which limit.
         detail: String,
     },
+    /// The request's credentials are missing or not valid.
+    #[error("Authentication required: {detail}")]
+    Unauthenticated {
+        /// What was wrong (never whether a task exists).
+        detail: String,
+    },
     /// An error with a code this crate does not know (from a peer).
     #[error("Error {code}: {message}")]
     Other {
@@ -238,6 +248,7 @@ impl A2aError {
             Self::ExtensionSupportRequired { .. } => ErrorCode::EXTENSION_SUPPORT_REQUIRED,
             Self::VersionNotSupported { .. } => ErrorCode::VERSION_NOT_SUPPORTED,
             Self::ResourceExhausted { .. } => ErrorCode::RESOURCE_EXHAUSTED,
+            Self::Unauthenticated { .. } => ErrorCode::UNAUTHENTICATED,
             Self::Other { code, .. } => *code,
         }
     }
@@ -260,6 +271,7 @@ impl A2aError {
             ErrorCode::EXTENSION_SUPPORT_REQUIRED => "EXTENSION_SUPPORT_REQUIRED",
             ErrorCode::VERSION_NOT_SUPPORTED => "VERSION_NOT_SUPPORTED",
             ErrorCode::RESOURCE_EXHAUSTED => "RESOURCE_EXHAUSTED",
+            ErrorCode::UNAUTHENTICATED => "UNAUTHENTICATED",
             _ => "UNKNOWN",
         }
     }
@@ -271,6 +283,7 @@ impl A2aError {
             ErrorCode::INTERNAL_ERROR | ErrorCode::INVALID_AGENT_RESPONSE => 500,
             ErrorCode::METHOD_NOT_FOUND => 404,
             ErrorCode::RESOURCE_EXHAUSTED => 429,
+            ErrorCode::UNAUTHENTICATED => 401,
             ErrorCode(c) if (-32099..=-32000).contains(&c) => 400,
             ErrorCode(c) if (-32700..=-32600).contains(&c) => 400,
             _ => 500,
@@ -288,6 +301,7 @@ impl A2aError {
             ErrorCode::METHOD_NOT_FOUND => "UNIMPLEMENTED",
             ErrorCode::INTERNAL_ERROR | ErrorCode::INVALID_AGENT_RESPONSE => "INTERNAL",
             ErrorCode::RESOURCE_EXHAUSTED => "RESOURCE_EXHAUSTED",
+            ErrorCode::UNAUTHENTICATED => "UNAUTHENTICATED",
             ErrorCode(c) if (-32099..=-32000).contains(&c) => "FAILED_PRECONDITION",
             _ => "UNKNOWN",
         }
@@ -423,6 +437,7 @@ impl A2aError {
             ErrorCode::EXTENSION_SUPPORT_REQUIRED,
             ErrorCode::VERSION_NOT_SUPPORTED,
             ErrorCode::RESOURCE_EXHAUSTED,
+            ErrorCode::UNAUTHENTICATED,
         ]
         .into_iter()
         .find(|c| {
@@ -484,6 +499,7 @@ impl A2aError {
             },
             ErrorCode::INVALID_AGENT_RESPONSE => Self::InvalidAgentResponse { detail: message },
             ErrorCode::RESOURCE_EXHAUSTED => Self::ResourceExhausted { detail: message },
+            ErrorCode::UNAUTHENTICATED => Self::Unauthenticated { detail: message },
             ErrorCode::EXTENDED_AGENT_CARD_NOT_CONFIGURED => Self::ExtendedAgentCardNotConfigured,
             ErrorCode::VERSION_NOT_SUPPORTED => Self::VersionNotSupported {
                 version: meta("version").unwrap_or_default(),

@@ -37,6 +37,9 @@ pub(crate) struct ConnectArgs {
     /// Bearer token (`Authorization: Bearer …`).
     #[arg(long, env = "A2A_TOKEN")]
     pub(crate) token: Option<String>,
+    /// API key (`X-API-Key: …`), for agents whose card declares an API-key scheme.
+    #[arg(long, env = "A2A_API_KEY")]
+    pub(crate) api_key: Option<String>,
     /// Protocol version to use (default: 1.0 when the card offers it, else 0.3).
     #[arg(long, value_enum)]
     pub(crate) protocol: Option<ProtocolArg>,
@@ -85,6 +88,9 @@ impl ConnectArgs {
         }
         if let Some(t) = &self.token {
             b = b.bearer_token(t);
+        }
+        if let Some(k) = &self.api_key {
+            b = b.api_key("x-api-key", k);
         }
         if let Some(p) = self.protocol {
             b = b.protocol_version(version(p));

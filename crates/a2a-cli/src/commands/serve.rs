@@ -121,6 +121,27 @@ pub(crate) struct ServeArgs {
     /// bound, since callers behind one proxy or NAT share an address].
     #[arg(long, value_name = "N")]
     max_streams_per_caller: Option<usize>,
+    /// Require a bearer token: `PRINCIPAL=TOKEN` accepts `Authorization: Bearer TOKEN` as
+    /// PRINCIPAL, who then sees only its own tasks (repeat, or separate with commas; also
+    /// `A2A_AUTH_TOKENS`). Without any credential, every caller sees every task.
+    #[arg(
+        long,
+        value_name = "PRINCIPAL=TOKEN",
+        value_delimiter = ',',
+        env = "A2A_AUTH_TOKENS",
+        hide_env_values = true
+    )]
+    auth_token: Vec<String>,
+    /// Accept an API key: `PRINCIPAL=KEY` accepts `X-API-Key: KEY` as PRINCIPAL (repeat, or
+    /// separate with commas; also `A2A_AUTH_API_KEYS`).
+    #[arg(
+        long,
+        value_name = "PRINCIPAL=KEY",
+        value_delimiter = ',',
+        env = "A2A_AUTH_API_KEYS",
+        hide_env_values = true
+    )]
+    auth_api_key: Vec<String>,
     /// Do not send push notifications (the agents' cards then say `pushNotifications:
     /// false`, and the push-config operations answer PushNotificationNotSupported).
     #[arg(long)]
@@ -138,6 +159,40 @@ pub(crate) struct ServeArgs {
     /// state, open streams, store and executor timings).
     #[arg(long)]
     no_metrics: bool,
+}
+
+/// The authenticator the credentials on the command line (or in the environment) make, if
+/// any; says at start whether callers are authenticated.
+fn authenticator(
+    args: &ServeArgs,
+) -> anyhow::Result<Option<Arc<dyn a2a_server::auth::Authenticator>>> {
+    let mut creds = a2a_server::auth::StaticCredentials::new();
+    let pairs = |flag: &str, values: &[String]| -> anyhow::Result<Vec<(String, String)>> {
+        values
+            .iter()
+            .filter(|v| !v.trim().is_empty())
+            .map(|v| match v.split_once('=') {
+                Some((p, s)) if !p.trim().is_empty() && !s.is_empty() => {
+                    Ok((p.trim().to_owned(), s.to_owned()))
+                }
+                _ => bail!("--{flag} expects PRINCIPAL=SECRET, got a value without `=`"),
+            })
+            .collect()
+    };
+    for (principal, token) in pairs("auth-token", &args.auth_token)? {
+        creds = creds.bearer(&principal, &token);
+    }
+    for (principal, key) in pairs("auth-api-key", &args.auth_api_key)? {
+        creds = creds.api_key(&principal, &key);
+    }
+    if creds.is_empty() {
+        tracing::warn!(
+            "no authentication configured: every caller may call every agent and sees every task (see --auth-token)"
+        );
+        return Ok(None);
+    }
+    tracing::info!("authentication required; each caller sees only its own tasks");
+    Ok(Some(Arc::new(creds)))
 }
 
 /// The connection limits from the command line. Raises the open-file limit to its hard
@@ -223,6 +278,7 @@ fn handler_for(
     args: &ServeArgs,
     streams: Option<Arc<a2a_server::CallerStreams>>,
     push: Option<a2a_server::push::PushDelivery>,
+    auth: Option<Arc<dyn a2a_server::auth::Authenticator>>,
 ) -> (Arc<RequestHandler>, Option<Arc<InMemoryTaskStore>>) {
     let mut in_memory = None;
     let store: Arc<dyn TaskStore> = match db {
@@ -259,6 +315,7 @@ fn handler_for(
     config.max_history_length = args.max_history_length;
     config.streams_per_caller = streams;
     config.push = push;
+    config.auth = auth;
     let mut handler = RequestHandler::new(runtime, agent.card.clone(), config);
     if let Some(extended) = &agent.extended_card {
         handler = handler.with_extended_card(extended.clone());
@@ -399,6 +456,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         Some(n) => Some(a2a_server::CallerStreams::new(n)),
         None => None,
     };
+    let auth = authenticator(&args)?;
     let push = if args.no_push {
         None
     } else {
@@ -408,8 +466,14 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         Some(a2a_server::push::PushDelivery::new(settings)?)
     };
     for agent in &agents {
-        let (handler, memory) =
-            handler_for(agent, db.as_ref(), &args, streams.clone(), push.clone());
+        let (handler, memory) = handler_for(
+            agent,
+            db.as_ref(),
+            &args,
+            streams.clone(),
+            push.clone(),
+            auth.clone(),
+        );
         in_memory.extend(memory.map(|store| (store, handler.clone())));
         let hosted = HostAgent {
             id: agent.id.clone(),

@@ -46,6 +46,9 @@ impl RequestHandler {
             let Some(snap) = store.get(&task_id, Some(0)).await.map_err(store_failure)? else {
                 return Err(A2aError::task_not_found(&task_id));
             };
+            if !super::visible_to(snap.owner.as_ref(), call) {
+                return Err(A2aError::task_not_found(&task_id));
+            }
             store
                 .put_push_config(&task_id, &config)
                 .await
@@ -77,7 +80,7 @@ impl RequestHandler {
     ) -> Result<TaskPushNotificationConfig, A2aError> {
         let operation = async {
             self.push_delivery(call)?;
-            self.configs_of(&req.task_id)
+            self.configs_of(&req.task_id, call)
                 .await?
                 .into_iter()
                 .find(|c| c.id.as_deref() == Some(req.id.as_str()))
@@ -102,7 +105,7 @@ impl RequestHandler {
         let operation = async {
             self.push_delivery(call)?;
             let mut resp = ListTaskPushNotificationConfigsResponse::default();
-            resp.configs = self.configs_of(&req.task_id).await?;
+            resp.configs = self.configs_of(&req.task_id, call).await?;
             Ok(resp)
         };
         self.observed(
@@ -123,7 +126,7 @@ impl RequestHandler {
     ) -> Result<(), A2aError> {
         let operation = async {
             let push = self.push_delivery(call)?;
-            self.configs_of(&req.task_id).await?;
+            self.configs_of(&req.task_id, call).await?;
             push.stop(&req.task_id, &req.id);
             self.runtime
                 .store()
@@ -141,16 +144,16 @@ impl RequestHandler {
         .await
     }
 
-    /// The configs of an existing task.
-    async fn configs_of(&self, task_id: &str) -> Result<Vec<TaskPushNotificationConfig>, A2aError> {
+    /// The configs of an existing task the caller may see.
+    async fn configs_of(
+        &self,
+        task_id: &str,
+        call: &CallContext,
+    ) -> Result<Vec<TaskPushNotificationConfig>, A2aError> {
         let store = self.runtime.store();
-        if store
-            .get(task_id, Some(0))
-            .await
-            .map_err(store_failure)?
-            .is_none()
-        {
-            return Err(A2aError::task_not_found(task_id));
+        match store.get(task_id, Some(0)).await.map_err(store_failure)? {
+            Some(s) if super::visible_to(s.owner.as_ref(), call) => {}
+            _ => return Err(A2aError::task_not_found(task_id)),
         }
         store.push_configs(task_id).await.map_err(store_failure)
     }

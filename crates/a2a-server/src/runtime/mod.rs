@@ -277,6 +277,7 @@ impl TaskRuntime {
             sh.store.clone(),
             sh.bus.clone(),
             creates.then(|| ctx.message.clone()),
+            ctx.call.principal.as_ref().map(|p| p.0.clone()),
         );
         let (abort, registration) = AbortHandle::new_pair();
         let slot = ExecutionSlot {
@@ -335,6 +336,7 @@ impl TaskRuntime {
             active.clone(),
             sh.store.clone(),
             sh.bus.clone(),
+            None,
             None,
         );
         let ctx = CancelContext {
@@ -509,6 +511,7 @@ impl TaskRuntime {
             active,
             sh.store.clone(),
             sh.bus.clone(),
+            None,
             None,
         );
         match updater

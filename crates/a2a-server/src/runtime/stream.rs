@@ -8,6 +8,9 @@ use a2a_types::{A2aError, Message, StreamResponseRef, Task, TaskState};
 use crate::bus::{BusEvent, BusSubscription, RecvError};
 use crate::store::{StoreError, TaskEvent, TaskEventRecord, TaskStore};
 
+/// What an item that is never made would show (an owner record is never streamed).
+static EMPTY_TASK: std::sync::LazyLock<Task> = std::sync::LazyLock::new(Task::default);
+
 /// The content of one stream event.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
@@ -44,6 +47,7 @@ impl StreamItem {
                 TaskEvent::Artifact(a) => StreamResponseRef::ArtifactUpdate(a),
                 // Never turned into an item (see `TaskEventStream::item`).
                 TaskEvent::UserMessage(m) => StreamResponseRef::Message(m),
+                TaskEvent::Owner(_) => StreamResponseRef::Task(&EMPTY_TASK),
             },
         }
     }
@@ -160,7 +164,7 @@ impl TaskEventStream {
         let is_final = match r.event {
             TaskEvent::Created(_) | TaskEvent::Status(_) => self.policy.closes(r.state),
             TaskEvent::Artifact(_) => false,
-            TaskEvent::UserMessage(_) => return None,
+            TaskEvent::UserMessage(_) | TaskEvent::Owner(_) => return None,
         };
         Some(StreamItem {
             seq: r.seq,

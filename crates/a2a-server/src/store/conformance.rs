@@ -92,6 +92,62 @@ pub async fn push_configs(store: Arc<dyn TaskStore>) {
     assert_eq!(left[0].id.as_deref(), Some("a"));
 }
 
+/// The owner logged after the creation shows in the snapshot and filters listings.
+pub async fn owners(store: Arc<dyn TaskStore>) {
+    let owner = |name: &str| TaskEvent::Owner(Arc::from(name));
+    store
+        .append("t1", 0, vec![created("t1", "c"), owner("alice")])
+        .await
+        .unwrap();
+    store
+        .append("t2", 0, vec![created("t2", "c")])
+        .await
+        .unwrap();
+    store
+        .append(
+            "t3",
+            0,
+            vec![
+                created("t3", "c"),
+                owner("bob"),
+                status("t3", TaskState::Working, None),
+            ],
+        )
+        .await
+        .unwrap();
+    let snap = store.get("t1", None).await.unwrap().unwrap();
+    assert_eq!(snap.owner.as_deref(), Some("alice"));
+    assert_eq!(snap.task.id, "t1");
+    assert!(
+        store
+            .get("t2", None)
+            .await
+            .unwrap()
+            .unwrap()
+            .owner
+            .is_none()
+    );
+    let t3 = store.get("t3", None).await.unwrap().unwrap();
+    assert_eq!(t3.owner.as_deref(), Some("bob"));
+    assert_eq!(t3.task.status.state, TaskState::Working);
+    let list = |owner: Option<&str>| {
+        let store = store.clone();
+        let owner = owner.map(Arc::from);
+        async move {
+            let mut q = TaskQuery::default();
+            q.page_size = 10;
+            q.owner = owner;
+            store.list(&q).await.unwrap()
+        }
+    };
+    let alice = list(Some("alice")).await;
+    let ids: Vec<&str> = alice.tasks.iter().map(|t| t.id.as_str()).collect();
+    assert_eq!(ids, ["t1"]);
+    assert_eq!(alice.total_size, 1);
+    assert_eq!(list(Some("carol")).await.total_size, 0);
+    assert_eq!(list(None).await.total_size, 3);
+}
+
 /// Creating a task stores it at sequence 1.
 pub async fn create_and_get(store: Arc<dyn TaskStore>) {
     let recs = store
@@ -312,7 +368,7 @@ macro_rules! task_store_conformance {
     (optional $make:expr) => {
         $crate::task_store_conformance!(@cases $make;
             create_and_get, create_rules, optimistic_append, events_after, projection, list,
-            push_configs);
+            push_configs, owners);
     };
     ($make:expr) => {
         $crate::task_store_conformance!(optional async { Some($make.await) });

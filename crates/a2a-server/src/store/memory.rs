@@ -11,7 +11,8 @@ use foldhash::fast::RandomState;
 
 use super::{
     StoreError, TaskEvent, TaskEventRecord, TaskPage, TaskQuery, TaskSnapshot, TaskStore,
-    decode_page_token, encode_page_token, project, shape_for_listing, sort_millis, status_set_by,
+    decode_page_token, encode_page_token, owner_in, project, shape_for_listing, sort_millis,
+    status_set_by,
 };
 
 const SHARDS: usize = 16;
@@ -62,6 +63,10 @@ struct Entry {
 impl Entry {
     fn project(&self, history_length: Option<usize>) -> Task {
         project(self.log.iter().map(|r| &r.event), history_length).unwrap_or_default()
+    }
+
+    fn owner(&self) -> Option<&Arc<str>> {
+        owner_in(self.log.iter().map(|r| &r.event))
     }
 
     fn sort_key(&self) -> i64 {
@@ -225,9 +230,9 @@ impl TaskStore for InMemoryTaskStore {
         history_length: Option<usize>,
     ) -> Result<Option<TaskSnapshot>, StoreError> {
         let shard = self.shard(task_id);
-        Ok(shard.tasks.get(task_id).map(|e| TaskSnapshot {
-            task: e.project(history_length),
-            seq: e.log.len() as u64,
+        Ok(shard.tasks.get(task_id).map(|e| {
+            TaskSnapshot::new(e.project(history_length), e.log.len() as u64)
+                .with_owner(e.owner().cloned())
         }))
     }
 
@@ -307,6 +312,9 @@ impl TaskStore for InMemoryTaskStore {
                     continue;
                 }
                 if query.status.is_some_and(|s| s != e.state) {
+                    continue;
+                }
+                if query.owner.is_some() && query.owner.as_ref() != e.owner() {
                     continue;
                 }
                 let millis = e.sort_key();

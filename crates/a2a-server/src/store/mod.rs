@@ -35,6 +35,9 @@ pub enum TaskEvent {
     Artifact(TaskArtifactUpdateEvent),
     /// A client message continued the task (added to the history).
     UserMessage(Message),
+    /// The authenticated principal that created the task and owns it (logged right after
+    /// [`TaskEvent::Created`] when the agent requires authentication; never shown to clients).
+    Owner(Arc<str>),
 }
 
 /// A logged event with its sequence number and the task state after it.
@@ -64,13 +67,33 @@ pub struct TaskSnapshot {
     pub task: Task,
     /// The last applied sequence number.
     pub seq: u64,
+    /// Who owns the task ([`TaskEvent::Owner`]), if anyone.
+    pub owner: Option<Arc<str>>,
 }
 
 impl TaskSnapshot {
     /// A snapshot of `task` as of event `seq` (for stores outside this crate).
     pub fn new(task: Task, seq: u64) -> Self {
-        Self { task, seq }
+        Self {
+            task,
+            seq,
+            owner: None,
+        }
     }
+
+    /// Owned by `owner`.
+    pub fn with_owner(mut self, owner: Option<Arc<str>>) -> Self {
+        self.owner = owner;
+        self
+    }
+}
+
+/// The owner a task's log names: its [`TaskEvent::Owner`], which follows the creation.
+pub fn owner_in<'a>(mut log: impl Iterator<Item = &'a TaskEvent>) -> Option<&'a Arc<str>> {
+    log.by_ref().take(3).find_map(|e| match e {
+        TaskEvent::Owner(o) => Some(o),
+        _ => None,
+    })
 }
 
 /// Filters, order and page of a task listing.
@@ -91,6 +114,8 @@ pub struct TaskQuery {
     pub history_length: Option<usize>,
     /// Keep artifacts.
     pub include_artifacts: bool,
+    /// Only tasks owned by this principal (`None`: every task).
+    pub owner: Option<Arc<str>>,
 }
 
 /// One page of tasks.
@@ -242,6 +267,7 @@ pub fn apply_event(task: &mut Task, event: &TaskEvent) {
         TaskEvent::Status(e) => project_status(task, e),
         TaskEvent::Artifact(e) => project_artifact(task, e),
         TaskEvent::UserMessage(m) => project_user_message(task, m),
+        TaskEvent::Owner(_) => {}
     }
 }
 

@@ -72,6 +72,7 @@ impl<'a> TaskView<'a> {
             TaskEvent::Status(e) => project_status(self, e),
             TaskEvent::Artifact(e) => project_artifact(self, e),
             TaskEvent::UserMessage(m) => project_user_message(self, m),
+            TaskEvent::Owner(_) => {}
         }
     }
 

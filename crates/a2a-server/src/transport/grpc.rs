@@ -88,21 +88,33 @@ pub fn tenant_of(path: &str) -> String {
     path.trim_matches('/').to_owned()
 }
 
-/// The call's context from its metadata, once its `a2a-version` allows v1.0.
-fn admit(
+/// The call's context from its metadata, once the caller is authenticated (when the agent
+/// requires it) and its `a2a-version` allows v1.0.
+async fn admit(
+    handler: &RequestHandler,
     metadata: MetadataMap,
     extensions: &tonic::Extensions,
     tenant: &str,
 ) -> Result<Arc<CallContext>, Status> {
     let headers = metadata.into_headers();
     let peer = extensions.get::<crate::limits::PeerAddr>().map(|p| p.0);
+    let principal = match handler.authenticator() {
+        Some(auth) => match auth.authenticate(&headers).await {
+            Ok(p) => Some(p),
+            Err(e) => {
+                crate::metrics::global().connection_refused("unauthenticated");
+                return Err(to_status(&e));
+            }
+        },
+        None => None,
+    };
     match negotiate_version(&headers, None) {
         Ok(ProtocolVersion::V1) => {
             let mut call = call_context(
                 crate::executor::Binding::Grpc,
                 ProtocolVersion::V1,
                 headers,
-                peer,
+                (peer, principal),
             );
             if !tenant.is_empty()
                 && let Some(c) = Arc::get_mut(&mut call)
@@ -150,7 +162,7 @@ impl a2a_grpc::A2aService for GrpcEndpoint {
     ) -> Result<Response<pb::SendMessageResponse>, Status> {
         let (metadata, extensions, req) = request.into_parts();
         let handler = self.handler(&req.tenant)?;
-        let call = admit(metadata, &extensions, &req.tenant)?;
+        let call = admit(handler, metadata, &extensions, &req.tenant).await?;
         let req = req.try_into().map_err(|e| to_status(&e))?;
         let answer = Box::pin(handler.send_message_answer(req, call))
             .await
@@ -166,7 +178,7 @@ impl a2a_grpc::A2aService for GrpcEndpoint {
     ) -> Result<Response<EventStream>, Status> {
         let (metadata, extensions, req) = request.into_parts();
         let handler = self.handler(&req.tenant)?;
-        let call = admit(metadata, &extensions, &req.tenant)?;
+        let call = admit(handler, metadata, &extensions, &req.tenant).await?;
         let req = req.try_into().map_err(|e| to_status(&e))?;
         let events = Box::pin(handler.send_streaming_message(req, call))
             .await
@@ -180,7 +192,7 @@ impl a2a_grpc::A2aService for GrpcEndpoint {
     ) -> Result<Response<pb::Task>, Status> {
         let (metadata, extensions, req) = request.into_parts();
         let handler = self.handler(&req.tenant)?;
-        let call = admit(metadata, &extensions, &req.tenant)?;
+        let call = admit(handler, metadata, &extensions, &req.tenant).await?;
         let task = handler
             .get_task(req.into(), &call)
             .await
@@ -194,7 +206,7 @@ impl a2a_grpc::A2aService for GrpcEndpoint {
     ) -> Result<Response<pb::ListTasksResponse>, Status> {
         let (metadata, extensions, req) = request.into_parts();
         let handler = self.handler(&req.tenant)?;
-        let call = admit(metadata, &extensions, &req.tenant)?;
+        let call = admit(handler, metadata, &extensions, &req.tenant).await?;
         let page = Box::pin(handler.list_tasks(req.into(), &call))
             .await
             .map_err(|e| to_status(&e))?;
@@ -207,7 +219,7 @@ impl a2a_grpc::A2aService for GrpcEndpoint {
     ) -> Result<Response<pb::Task>, Status> {
         let (metadata, extensions, req) = request.into_parts();
         let handler = self.handler(&req.tenant)?;
-        let call = admit(metadata, &extensions, &req.tenant)?;
+        let call = admit(handler, metadata, &extensions, &req.tenant).await?;
         let task = Box::pin(handler.cancel_task(req.into(), call))
             .await
             .map_err(|e| to_status(&e))?;
@@ -222,7 +234,7 @@ impl a2a_grpc::A2aService for GrpcEndpoint {
     ) -> Result<Response<EventStream>, Status> {
         let (metadata, extensions, req) = request.into_parts();
         let handler = self.handler(&req.tenant)?;
-        let call = admit(metadata, &extensions, &req.tenant)?;
+        let call = admit(handler, metadata, &extensions, &req.tenant).await?;
         let events = Box::pin(handler.subscribe_to_task(req.into(), &call))
             .await
             .map_err(|e| to_status(&e))?;
@@ -235,7 +247,7 @@ impl a2a_grpc::A2aService for GrpcEndpoint {
     ) -> Result<Response<pb::TaskPushNotificationConfig>, Status> {
         let (metadata, extensions, req) = request.into_parts();
         let handler = self.handler(&req.tenant)?;
-        let call = admit(metadata, &extensions, &req.tenant)?;
+        let call = admit(handler, metadata, &extensions, &req.tenant).await?;
         let config = handler
             .create_push_config(req.into(), &call)
             .await
@@ -249,7 +261,7 @@ impl a2a_grpc::A2aService for GrpcEndpoint {
     ) -> Result<Response<pb::TaskPushNotificationConfig>, Status> {
         let (metadata, extensions, req) = request.into_parts();
         let handler = self.handler(&req.tenant)?;
-        let call = admit(metadata, &extensions, &req.tenant)?;
+        let call = admit(handler, metadata, &extensions, &req.tenant).await?;
         let mut get = a2a_types::TaskPushNotificationConfigRequest::default();
         get.task_id = req.task_id;
         get.id = req.id;
@@ -266,7 +278,7 @@ impl a2a_grpc::A2aService for GrpcEndpoint {
     ) -> Result<Response<pb::ListTaskPushNotificationConfigsResponse>, Status> {
         let (metadata, extensions, req) = request.into_parts();
         let handler = self.handler(&req.tenant)?;
-        let call = admit(metadata, &extensions, &req.tenant)?;
+        let call = admit(handler, metadata, &extensions, &req.tenant).await?;
         let mut list = a2a_types::ListTaskPushNotificationConfigsRequest::default();
         list.task_id = req.task_id;
         let page = handler
@@ -285,7 +297,7 @@ impl a2a_grpc::A2aService for GrpcEndpoint {
     ) -> Result<Response<pb::AgentCard>, Status> {
         let (metadata, extensions, req) = request.into_parts();
         let handler = self.handler(&req.tenant)?;
-        admit(metadata, &extensions, &req.tenant)?;
+        admit(handler, metadata, &extensions, &req.tenant).await?;
         let card = handler
             .get_extended_agent_card()
             .map_err(|e| to_status(&e))?;
@@ -298,7 +310,7 @@ impl a2a_grpc::A2aService for GrpcEndpoint {
     ) -> Result<Response<()>, Status> {
         let (metadata, extensions, req) = request.into_parts();
         let handler = self.handler(&req.tenant)?;
-        let call = admit(metadata, &extensions, &req.tenant)?;
+        let call = admit(handler, metadata, &extensions, &req.tenant).await?;
         let mut delete = a2a_types::TaskPushNotificationConfigRequest::default();
         delete.task_id = req.task_id;
         delete.id = req.id;

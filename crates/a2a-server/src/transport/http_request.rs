@@ -20,14 +20,20 @@ pub(crate) fn last_event_id(headers: &HeaderMap) -> Option<u64> {
         .and_then(|v| v.trim().parse().ok())
 }
 
-/// The caller's address, as the accept loop recorded it (none in tests that call the router
-/// directly).
-pub(crate) fn peer_of(extensions: &axum::http::Extensions) -> Option<std::net::SocketAddr> {
-    extensions.get::<crate::limits::PeerAddr>().map(|p| p.0)
+/// Who calls: the address the accept loop recorded (none in tests that call the router
+/// directly) and the principal authentication found (none without authentication).
+pub(crate) type Caller = (Option<std::net::SocketAddr>, Option<crate::auth::Principal>);
+
+/// The caller of a request with these extensions.
+pub(crate) fn caller_of(extensions: &axum::http::Extensions) -> Caller {
+    (
+        extensions.get::<crate::limits::PeerAddr>().map(|p| p.0),
+        extensions.get::<crate::auth::Principal>().cloned(),
+    )
 }
 
-/// Extracts the caller's address (never fails).
-pub(crate) struct Peer(pub(crate) Option<std::net::SocketAddr>);
+/// Extracts the [`Caller`] (never fails).
+pub(crate) struct Peer(pub(crate) Caller);
 
 impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Peer {
     type Rejection = std::convert::Infallible;
@@ -36,7 +42,7 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Peer {
         parts: &mut axum::http::request::Parts,
         _: &S,
     ) -> Result<Self, Self::Rejection> {
-        Ok(Self(peer_of(&parts.extensions)))
+        Ok(Self(caller_of(&parts.extensions)))
     }
 }
 
@@ -44,7 +50,7 @@ pub(crate) fn call_context(
     binding: Binding,
     version: ProtocolVersion,
     headers: HeaderMap,
-    peer: Option<std::net::SocketAddr>,
+    (peer, principal): Caller,
 ) -> Arc<CallContext> {
     let extensions = [&EXTENSIONS, &EXTENSIONS_V03]
         .into_iter()
@@ -64,6 +70,7 @@ pub(crate) fn call_context(
     call.headers = headers;
     call.binding = binding;
     call.peer = peer;
+    call.principal = principal;
     Arc::new(call)
 }
 

@@ -205,7 +205,7 @@ pub async fn handle(State(ep): State<Arc<JsonRpcEndpoint>>, request: Request) ->
     // Take the request apart rather than extracting headers and URI (which clones them).
     let (parts, body) = request.into_parts();
     let (uri, headers) = (parts.uri, parts.headers);
-    let peer = super::http_request::peer_of(&parts.extensions);
+    let caller = super::http_request::caller_of(&parts.extensions);
     // The media type decides how the body is read, so it is checked before the body is.
     if let Some(media_type) = unsupported_content_type(&headers) {
         let err = A2aError::ContentTypeNotSupported { media_type };
@@ -241,7 +241,7 @@ pub async fn handle(State(ep): State<Arc<JsonRpcEndpoint>>, request: Request) ->
             crate::executor::Binding::JsonRpc,
             ProtocolVersion::V03,
             headers,
-            peer,
+            caller.clone(),
         );
         return dispatch_v03(&ep, id, method, (env.params, env.metadata), call).await;
     }
@@ -261,7 +261,7 @@ pub async fn handle(State(ep): State<Arc<JsonRpcEndpoint>>, request: Request) ->
             crate::executor::Binding::JsonRpc,
             ProtocolVersion::V1,
             headers,
-            peer,
+            caller,
         ),
     )
     .await

@@ -124,7 +124,7 @@ async fn body<T: DeserializeOwned>(
     let bytes: Bytes = read_body(body, &parts.headers, ep.config.max_body_bytes)
         .await
         .map_err(|(status, err)| json(status, &err.to_rest_body()))?;
-    let peer = Peer(super::http_request::peer_of(&parts.extensions));
+    let peer = Peer(super::http_request::caller_of(&parts.extensions));
     let call = admit(parts.headers, &parts.uri, peer).map_err(|e| fail(&e))?;
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Ok((None, call));

@@ -1,0 +1,337 @@
+//! Authentication: who is calling. An [`Authenticator`] declares its schemes in the agent
+//! card and checks each request's credentials (HTTP headers, or gRPC metadata, which are the
+//! same thing) before any work is done; the caller becomes a [`Principal`] that owns the
+//! tasks it creates.
+//!
+//! [`StaticCredentials`] accepts bearer tokens and API keys given in configuration.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use a2a_types::{
+    A2aError, AgentCard, ApiKeySecurityScheme, HttpAuthSecurityScheme, SecurityRequirement,
+    SecurityScheme, StringList,
+};
+use async_trait::async_trait;
+use axum::http::{HeaderMap, HeaderName, HeaderValue};
+use sha2::{Digest, Sha256};
+
+/// An authenticated caller: the name tasks are owned by.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Principal(pub Arc<str>);
+
+impl Principal {
+    /// The principal called `name`.
+    pub fn new(name: &str) -> Self {
+        Self(Arc::from(name))
+    }
+
+    /// Its name.
+    pub fn name(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for Principal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Checks the credentials of requests.
+///
+/// Contract: `authenticate` decides from the headers alone (plus whatever keys it fetches),
+/// never from the request body; its error says what is wrong with the credentials without
+/// echoing them. `schemes` are what the agent card declares: any one of
+/// `security_requirements` must be met.
+#[async_trait]
+pub trait Authenticator: Send + Sync + std::fmt::Debug + 'static {
+    /// The schemes, by name, and the requirements (alternatives) the card lists.
+    fn schemes(&self) -> (BTreeMap<String, SecurityScheme>, Vec<SecurityRequirement>);
+
+    /// The `WWW-Authenticate` challenges of a 401 answer (one per scheme).
+    fn challenges(&self) -> Vec<HeaderValue>;
+
+    /// The caller of a request with `headers`, or why not.
+    async fn authenticate(&self, headers: &HeaderMap) -> Result<Principal, A2aError>;
+}
+
+/// Declares `auth`'s schemes in `card`.
+pub fn declare(card: &mut AgentCard, auth: &dyn Authenticator) {
+    let (schemes, requirements) = auth.schemes();
+    card.security_schemes.extend(schemes);
+    card.security_requirements = requirements;
+}
+
+/// The requirement "scheme `name`, no scopes".
+fn requirement(name: &str) -> SecurityRequirement {
+    let mut r = SecurityRequirement::default();
+    r.schemes.insert(name.to_owned(), StringList::default());
+    r
+}
+
+/// A credential's digest: secrets are compared as SHA-256 digests, so a lookup's timing says
+/// nothing about the secret.
+fn digest(secret: &str) -> [u8; 32] {
+    Sha256::digest(secret.as_bytes()).into()
+}
+
+/// Bearer tokens and API keys from configuration, each naming its principal.
+#[derive(Clone, Default)]
+pub struct StaticCredentials {
+    tokens: HashMap<[u8; 32], Principal>,
+    api_keys: HashMap<[u8; 32], Principal>,
+    api_key_header: Option<HeaderName>,
+}
+
+impl std::fmt::Debug for StaticCredentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StaticCredentials")
+            .field("tokens", &self.tokens.len())
+            .field("api_keys", &self.api_keys.len())
+            .finish()
+    }
+}
+
+/// The header API keys travel in.
+pub const API_KEY_HEADER: &str = "x-api-key";
+
+impl StaticCredentials {
+    /// No credentials yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Accepts `Authorization: Bearer {token}` as `principal`.
+    pub fn bearer(mut self, principal: &str, token: &str) -> Self {
+        self.tokens.insert(digest(token), Principal::new(principal));
+        self
+    }
+
+    /// Accepts `X-API-Key: {key}` as `principal`.
+    pub fn api_key(mut self, principal: &str, key: &str) -> Self {
+        self.api_keys.insert(digest(key), Principal::new(principal));
+        self.api_key_header = Some(HeaderName::from_static(API_KEY_HEADER));
+        self
+    }
+
+    /// True when no credential is configured.
+    pub fn is_empty(&self) -> bool {
+        self.tokens.is_empty() && self.api_keys.is_empty()
+    }
+}
+
+/// The token of an `Authorization: Bearer …` header.
+pub(crate) fn bearer_token(headers: &HeaderMap) -> Option<&str> {
+    let value = headers
+        .get(axum::http::header::AUTHORIZATION)?
+        .to_str()
+        .ok()?;
+    let (scheme, token) = value.trim().split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then_some(token.trim())
+}
+
+#[async_trait]
+impl Authenticator for StaticCredentials {
+    fn schemes(&self) -> (BTreeMap<String, SecurityScheme>, Vec<SecurityRequirement>) {
+        let mut schemes = BTreeMap::new();
+        let mut requirements = Vec::new();
+        if !self.tokens.is_empty() {
+            let mut s = HttpAuthSecurityScheme::new("Bearer");
+            s.description = Some("A bearer token issued by the operator of this server".into());
+            schemes.insert(
+                "bearer".to_owned(),
+                SecurityScheme::HttpAuthSecurityScheme(s),
+            );
+            requirements.push(requirement("bearer"));
+        }
+        if !self.api_keys.is_empty() {
+            let mut s = ApiKeySecurityScheme::new("header", "X-API-Key");
+            s.description = Some("An API key issued by the operator of this server".into());
+            schemes.insert("apiKey".to_owned(), SecurityScheme::ApiKeySecurityScheme(s));
+            requirements.push(requirement("apiKey"));
+        }
+        (schemes, requirements)
+    }
+
+    fn challenges(&self) -> Vec<HeaderValue> {
+        let mut out = Vec::new();
+        if !self.tokens.is_empty() {
+            out.push(HeaderValue::from_static("Bearer realm=\"a2a\""));
+        }
+        if !self.api_keys.is_empty() {
+            out.push(HeaderValue::from_static(
+                "ApiKey realm=\"a2a\", header=\"X-API-Key\"",
+            ));
+        }
+        out
+    }
+
+    async fn authenticate(&self, headers: &HeaderMap) -> Result<Principal, A2aError> {
+        if let Some(token) = bearer_token(headers) {
+            return self.tokens.get(&digest(token)).cloned().ok_or_else(|| {
+                A2aError::Unauthenticated {
+                    detail: "the bearer token is not valid".into(),
+                }
+            });
+        }
+        if let Some(header) = &self.api_key_header
+            && let Some(key) = headers.get(header).and_then(|v| v.to_str().ok())
+        {
+            return self
+                .api_keys
+                .get(&digest(key.trim()))
+                .cloned()
+                .ok_or_else(|| A2aError::Unauthenticated {
+                    detail: "the API key is not valid".into(),
+                });
+        }
+        Err(A2aError::Unauthenticated {
+            detail: "this agent requires credentials (see securitySchemes in its card)".into(),
+        })
+    }
+}
+
+/// Accepts a request when any of several authenticators does (bearer tokens from
+/// configuration, or JWTs, say).
+#[derive(Debug)]
+pub struct AnyOf(pub Vec<Arc<dyn Authenticator>>);
+
+#[async_trait]
+impl Authenticator for AnyOf {
+    fn schemes(&self) -> (BTreeMap<String, SecurityScheme>, Vec<SecurityRequirement>) {
+        let mut schemes = BTreeMap::new();
+        let mut requirements = Vec::new();
+        for a in &self.0 {
+            let (s, r) = a.schemes();
+            schemes.extend(s);
+            requirements.extend(r);
+        }
+        (schemes, requirements)
+    }
+
+    fn challenges(&self) -> Vec<HeaderValue> {
+        self.0.iter().flat_map(|a| a.challenges()).collect()
+    }
+
+    async fn authenticate(&self, headers: &HeaderMap) -> Result<Principal, A2aError> {
+        let mut first_error = None;
+        for a in &self.0 {
+            match a.authenticate(headers).await {
+                Ok(p) => return Ok(p),
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        Err(first_error.unwrap_or_else(|| A2aError::Unauthenticated {
+            detail: "no credentials are accepted".into(),
+        }))
+    }
+}
+
+/// The answer to a request that failed authentication: 401 with the challenges, and a body
+/// in the shape the binding expects (a JSON-RPC error at the JSON-RPC endpoint, else a
+/// `google.rpc.Status`).
+pub(crate) fn unauthorized(
+    auth: &dyn Authenticator,
+    err: &A2aError,
+    jsonrpc: bool,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let body = if jsonrpc {
+        serde_json::json!({"jsonrpc": "2.0", "id": null, "error": err.to_jsonrpc()})
+    } else {
+        err.to_rest_body()
+    };
+    let mut resp = (axum::http::StatusCode::UNAUTHORIZED, axum::Json(body)).into_response();
+    for c in auth.challenges() {
+        resp.headers_mut()
+            .append(axum::http::header::WWW_AUTHENTICATE, c);
+    }
+    resp
+}
+
+/// Middleware state: the authenticator and the path of the agent's JSON-RPC endpoint.
+#[derive(Debug, Clone)]
+pub(crate) struct Gate {
+    pub(crate) auth: Arc<dyn Authenticator>,
+    pub(crate) rpc_path: String,
+}
+
+/// Authenticates a request to an agent's JSON-RPC or HTTP+JSON routes before its body is
+/// read; the principal goes into the request's extensions.
+pub(crate) async fn gate(
+    axum::extract::State(gate): axum::extract::State<Arc<Gate>>,
+    mut request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    match gate.auth.authenticate(request.headers()).await {
+        Ok(principal) => {
+            request.extensions_mut().insert(principal);
+            next.run(request).await
+        }
+        Err(e) => {
+            crate::metrics::global().connection_refused("unauthenticated");
+            let path = request.uri().path().trim_end_matches('/');
+            let jsonrpc = path == gate.rpc_path.trim_end_matches('/');
+            unauthorized(&*gate.auth, &e, jsonrpc)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.insert(
+                HeaderName::from_bytes(k.as_bytes()).unwrap(),
+                HeaderValue::from_str(v).unwrap(),
+            );
+        }
+        h
+    }
+
+    #[tokio::test]
+    async fn tokens_and_keys_name_their_principal() {
+        let creds = StaticCredentials::new()
+            .bearer("alice", "t-alice")
+            .api_key("bob", "k-bob");
+        let ok = |p: Result<Principal, A2aError>| p.unwrap().name().to_owned();
+        assert_eq!(
+            ok(creds
+                .authenticate(&headers(&[("authorization", "Bearer t-alice")]))
+                .await),
+            "alice"
+        );
+        assert_eq!(
+            ok(creds
+                .authenticate(&headers(&[("authorization", "bearer  t-alice ")]))
+                .await),
+            "alice"
+        );
+        assert_eq!(
+            ok(creds
+                .authenticate(&headers(&[("x-api-key", "k-bob")]))
+                .await),
+            "bob"
+        );
+        for bad in [
+            headers(&[]),
+            headers(&[("authorization", "Bearer nope")]),
+            headers(&[("authorization", "Basic dDp0")]),
+            headers(&[("x-api-key", "t-alice")]),
+        ] {
+            let err = creds.authenticate(&bad).await.unwrap_err();
+            assert!(matches!(err, A2aError::Unauthenticated { .. }), "{err}");
+        }
+        let (schemes, reqs) = creds.schemes();
+        assert_eq!(schemes.len(), 2);
+        assert_eq!(reqs.len(), 2);
+    }
+}

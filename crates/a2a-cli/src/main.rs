@@ -49,7 +49,7 @@ enum LogFormat {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Host the built-in demo agents (or one of them at the root).
-    Serve(commands::serve::ServeArgs),
+    Serve(Box<commands::serve::ServeArgs>),
     /// Show an agent's card.
     Card(commands::client::CardArgs),
     /// Send a message and wait for the result.
@@ -81,7 +81,7 @@ async fn run(command: Command) -> anyhow::Result<u8> {
     use tracing::Instrument as _;
     let in_span = |name: &'static str| telemetry::command_span(name);
     match command {
-        Command::Serve(a) => serve::run(a).await.map(|()| 0),
+        Command::Serve(a) => serve::run(*a).await.map(|()| 0),
         Command::Card(a) => client::card(a).instrument(in_span("card")).await,
         Command::Send(a) => client::send(a).instrument(in_span("send")).await,
         Command::Stream(a) => client::stream(a).instrument(in_span("stream")).await,

@@ -236,3 +236,166 @@ fn a_caller_sees_only_its_own_tasks() {
         "{canceled}"
     );
 }
+
+/// Serves `body` at `GET /jwks` on a loopback port (a thread with its own runtime); the URL.
+fn serve_jwks(body: String) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/jwks", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            listener.set_nonblocking(true).unwrap();
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            let app = axum::Router::new().route(
+                "/jwks",
+                axum::routing::get(move || {
+                    let body = body.clone();
+                    async move { ([("content-type", "application/json")], body) }
+                }),
+            );
+            let _ = axum::serve(listener, app).await;
+        });
+    });
+    url
+}
+
+/// A token signed with the test key `pem` (ES256, key id `test-key`) carrying `claims`.
+fn jwt(pem: &str, claims: Value) -> String {
+    let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::ES256);
+    header.kid = Some("test-key".into());
+    let key = jsonwebtoken::EncodingKey::from_ec_pem(pem.as_bytes()).unwrap();
+    jsonwebtoken::encode(&header, &claims, &key).unwrap()
+}
+
+#[test]
+fn jwts_are_verified_against_the_jwks() {
+    // Test-only keys: `jwt-es256` is published in the JWKS, `jwt-rogue` is not.
+    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
+    let good = std::fs::read_to_string(format!("{fixtures}/jwt-es256.pem")).unwrap();
+    let rogue = std::fs::read_to_string(format!("{fixtures}/jwt-rogue.pem")).unwrap();
+    let jwk = std::fs::read_to_string(format!("{fixtures}/jwt-es256.jwk.json")).unwrap();
+    let jwks = serve_jwks(format!("{{\"keys\":[{jwk}]}}"));
+    let s = serve(&[
+        "--agent",
+        "echo",
+        "--store",
+        "memory",
+        "--auth-jwks-url",
+        &jwks,
+        "--auth-jwt-issuer",
+        "https://issuer.test",
+        "--auth-jwt-audience",
+        "a2a-test",
+    ]);
+    let card: Value = reqwest::blocking::get(format!("{}/.well-known/agent-card.json", s.base))
+        .unwrap()
+        .json()
+        .unwrap();
+    assert_eq!(
+        card["securitySchemes"]["jwt"]["httpAuthSecurityScheme"]["bearerFormat"],
+        "JWT"
+    );
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let claims = |sub: &str, exp: i64, iss: &str, aud: &str| json!({"sub": sub, "exp": exp, "iss": iss, "aud": aud, "iat": now});
+    let send = json!({"message": {"messageId": "j1", "role": "ROLE_USER", "parts": [{"text": "task: hi"}]}});
+    let call = |token: &str| {
+        let bearer = format!("Bearer {token}");
+        rpc(
+            &s.base,
+            Some(("authorization", bearer.as_str())),
+            "SendMessage",
+            send.clone(),
+        )
+    };
+    let valid = jwt(
+        &good,
+        claims("dave", now + 300, "https://issuer.test", "a2a-test"),
+    );
+    let (status, body) = call(&valid);
+    assert_eq!(status, 200, "{body}");
+    let id = body["result"]["task"]["id"].as_str().unwrap().to_owned();
+    // Within the clock-skew allowance.
+    let (status, _) = call(&jwt(
+        &good,
+        claims("dave", now - 10, "https://issuer.test", "a2a-test"),
+    ));
+    assert_eq!(status, 200);
+    for (why, token) in [
+        (
+            "expired",
+            jwt(
+                &good,
+                claims("dave", now - 3600, "https://issuer.test", "a2a-test"),
+            ),
+        ),
+        (
+            "wrong audience",
+            jwt(
+                &good,
+                claims("dave", now + 300, "https://issuer.test", "other"),
+            ),
+        ),
+        (
+            "wrong issuer",
+            jwt(
+                &good,
+                claims("dave", now + 300, "https://evil.test", "a2a-test"),
+            ),
+        ),
+        (
+            "unknown signer",
+            jwt(
+                &rogue,
+                claims("dave", now + 300, "https://issuer.test", "a2a-test"),
+            ),
+        ),
+        (
+            "no expiry",
+            jwt(
+                &good,
+                json!({"sub": "dave", "iss": "https://issuer.test", "aud": "a2a-test"}),
+            ),
+        ),
+        (
+            "HMAC",
+            jsonwebtoken::encode(
+                &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
+                &claims("dave", now + 300, "https://issuer.test", "a2a-test"),
+                &jsonwebtoken::EncodingKey::from_secret(jwk.as_bytes()),
+            )
+            .unwrap(),
+        ),
+        ("garbage", "not.a.jwt".to_owned()),
+    ] {
+        let (status, body) = call(&token);
+        assert_eq!(status, 401, "{why}: {body}");
+        assert_eq!(body["error"]["code"], -32091, "{why}: {body}");
+    }
+    // The subject owns the task: another subject does not see it.
+    let other = jwt(
+        &good,
+        claims("erin", now + 300, "https://issuer.test", "a2a-test"),
+    );
+    let bearer = format!("Bearer {other}");
+    let (_, body) = rpc(
+        &s.base,
+        Some(("authorization", bearer.as_str())),
+        "GetTask",
+        json!({"id": id}),
+    );
+    assert_eq!(body["error"]["code"], -32001, "{body}");
+    let bearer = format!("Bearer {valid}");
+    let (_, body) = rpc(
+        &s.base,
+        Some(("authorization", bearer.as_str())),
+        "GetTask",
+        json!({"id": id}),
+    );
+    assert_eq!(body["result"]["id"], json!(id), "{body}");
+}

@@ -3,7 +3,8 @@
 //! same thing) before any work is done; the caller becomes a [`Principal`] that owns the
 //! tasks it creates.
 //!
-//! [`StaticCredentials`] accepts bearer tokens and API keys given in configuration.
+//! [`StaticCredentials`] accepts bearer tokens and API keys given in configuration;
+//! [`jwt::JwtAuthenticator`] verifies JWTs against a JWKS URL; [`AnyOf`] combines them.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -15,6 +16,8 @@ use a2a_types::{
 use async_trait::async_trait;
 use axum::http::{HeaderMap, HeaderName, HeaderValue};
 use sha2::{Digest, Sha256};
+
+pub mod jwt;
 
 /// An authenticated caller: the name tasks are owned by.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -142,6 +142,19 @@ pub(crate) struct ServeArgs {
         hide_env_values = true
     )]
     auth_api_key: Vec<String>,
+    /// Accept JWTs signed by a key of this JWK Set (`Authorization: Bearer <JWT>`); the
+    /// token's `sub` is the principal.
+    #[arg(long, value_name = "URL", env = "A2A_AUTH_JWKS_URL")]
+    auth_jwks_url: Option<String>,
+    /// The `iss` a JWT must carry.
+    #[arg(long, value_name = "ISSUER", requires = "auth_jwks_url")]
+    auth_jwt_issuer: Option<String>,
+    /// The `aud` a JWT must carry.
+    #[arg(long, value_name = "AUDIENCE", requires = "auth_jwks_url")]
+    auth_jwt_audience: Option<String>,
+    /// Clock skew allowed for a JWT's `exp` and `nbf`.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    auth_jwt_leeway: u64,
     /// Do not send push notifications (the agents' cards then say `pushNotifications:
     /// false`, and the push-config operations answer PushNotificationNotSupported).
     #[arg(long)]
@@ -185,14 +198,35 @@ fn authenticator(
     for (principal, key) in pairs("auth-api-key", &args.auth_api_key)? {
         creds = creds.api_key(&principal, &key);
     }
-    if creds.is_empty() {
-        tracing::warn!(
-            "no authentication configured: every caller may call every agent and sees every task (see --auth-token)"
-        );
-        return Ok(None);
+    let mut all: Vec<Arc<dyn a2a_server::auth::Authenticator>> = Vec::new();
+    if !creds.is_empty() {
+        all.push(Arc::new(creds));
     }
-    tracing::info!("authentication required; each caller sees only its own tasks");
-    Ok(Some(Arc::new(creds)))
+    if let Some(url) = &args.auth_jwks_url {
+        let mut settings = a2a_server::auth::jwt::JwtSettings::new(url.clone());
+        settings.issuer = args.auth_jwt_issuer.clone();
+        settings.audience = args.auth_jwt_audience.clone();
+        settings.leeway = std::time::Duration::from_secs(args.auth_jwt_leeway);
+        all.push(Arc::new(a2a_server::auth::jwt::JwtAuthenticator::new(
+            settings,
+        )));
+    }
+    match all.len() {
+        0 => {
+            tracing::warn!(
+                "no authentication configured: every caller may call every agent and sees every task (see --auth-token)"
+            );
+            Ok(None)
+        }
+        n => {
+            tracing::info!("authentication required; each caller sees only its own tasks");
+            Ok(Some(if n == 1 {
+                all.remove(0)
+            } else {
+                Arc::new(a2a_server::auth::AnyOf(all))
+            }))
+        }
+    }
 }
 
 /// The connection limits from the command line. Raises the open-file limit to its hard

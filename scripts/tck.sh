@@ -4,7 +4,7 @@
 #   v1.0 (branch 1.0-dev): every level (MUST, SHOULD, MAY), every binding the card lists,
 #        against `a2a serve --agent conformance`;
 #   v1.0 again, its tests of what a server must refuse when a capability is absent
-#        (CORE-CAP-002/003/004), against `a2a serve --agent conformance-bare`: the full agent
+#        (CORE-CAP-001/002/003/004), against `a2a serve --agent conformance-bare`: the full agent
 #        declares those capabilities, so the first pass skips these tests;
 #   v0.3 (tag 0.3.0.beta4): the `mandatory` category, against
 #        `a2a serve --agent conformance --card-compat v0.3`;
@@ -106,8 +106,8 @@ venv_for() {
   echo "$venv/bin/python"
 }
 
-# The v1.0 tests of capability-absent MUST requirements (CORE-CAP-002, -003, -004).
-CAPABILITY_TESTS="TestCapabilityStreaming or TestCapabilityExtendedCard or TestCapabilityExtensionRequired"
+# The v1.0 tests of capability-absent MUST requirements (CORE-CAP-001 to -004).
+CAPABILITY_TESTS="TestCapabilityPushNotifications or TestCapabilityStreaming or TestCapabilityExtendedCard or TestCapabilityExtensionRequired"
 
 # run_v10 URL [LEVEL [PYTEST_ARGS...]] -> the TCK's summary lines; exit status as run-tck.sh's.
 run_v10() {

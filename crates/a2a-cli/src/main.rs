@@ -64,6 +64,8 @@ enum Command {
     Cancel(commands::client::CancelArgs),
     /// Follow a task's events until it ends.
     Subscribe(commands::client::SubscribeArgs),
+    /// Manage a task's push notification webhooks.
+    Push(commands::push::PushArgs),
     /// Talk to an agent interactively.
     Chat(commands::chat::ChatArgs),
     /// Load-test an agent.
@@ -89,6 +91,7 @@ async fn run(command: Command) -> anyhow::Result<u8> {
         Command::List(a) => client::list(a).instrument(in_span("list")).await,
         Command::Cancel(a) => client::cancel(a).instrument(in_span("cancel")).await,
         Command::Subscribe(a) => client::subscribe(a).instrument(in_span("subscribe")).await,
+        Command::Push(a) => push::run(a).instrument(in_span("push")).await,
         Command::Chat(a) => chat::run(a).instrument(in_span("chat")).await,
         Command::Bench(a) => bench::run(a).await,
         Command::Floor(a) => floor::run(a).await.map(|()| 0),

@@ -346,3 +346,25 @@ fn a_client_that_stops_reading_a_stream_is_disconnected_and_the_task_goes_on() {
     let _ = server.wait();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn an_oversized_request_head_gets_431() {
+    let (mut server, base, _log) =
+        serve_limited(&["--agent", "echo", "--max-header-bytes", "16384"]);
+    let mut c = TcpStream::connect(addr(&base)).unwrap();
+    let big = "x".repeat(32 * 1024);
+    write!(
+        c,
+        "GET /.well-known/agent-card.json HTTP/1.1\r\nHost: x\r\nX-Big: {big}\r\n\r\n"
+    )
+    .unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut head = [0u8; 64];
+    let n = c.read(&mut head).expect("an answer");
+    let answer = String::from_utf8_lossy(&head[..n]).into_owned();
+    assert!(answer.starts_with("HTTP/1.1 431"), "{answer}");
+    // A head within the bound is served.
+    assert!(card_ok(&base));
+    let _ = server.kill();
+    let _ = server.wait();
+}

@@ -345,3 +345,63 @@ fn inner_addresses_are_refused() {
     }
     assert!(receiver.received().is_empty());
 }
+
+#[test]
+fn the_command_line_manages_configs_on_every_binding() {
+    let s = serve(&["--agent", "slow"]);
+    let task_id = start_task(&s.base, "30");
+    for binding in ["jsonrpc", "rest", "grpc"] {
+        let id = format!("cfg-{binding}");
+        let o = a2a(&[
+            "push",
+            "create",
+            &s.base,
+            &task_id,
+            "https://hooks.example.com/a2a",
+            "--id",
+            &id,
+            "--auth-credentials",
+            "s3cret",
+            "--binding",
+            binding,
+            "--json",
+        ]);
+        assert!(o.status.success(), "{binding}: {}", stderr(&o));
+        let created: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(created["id"], json!(id), "{binding}");
+        assert_eq!(created["authentication"]["credentials"], "s3cret");
+        let o = a2a(&[
+            "push",
+            "get",
+            &s.base,
+            &task_id,
+            &id,
+            "--binding",
+            binding,
+            "--json",
+        ]);
+        assert!(o.status.success(), "{binding}: {}", stderr(&o));
+        let got: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(got["url"], "https://hooks.example.com/a2a", "{binding}");
+        let o = a2a(&["push", "list", &s.base, &task_id, "--binding", binding]);
+        assert!(stdout(&o).contains(&id), "{binding}: {}", stdout(&o));
+        for _ in 0..2 {
+            let o = a2a(&[
+                "push",
+                "delete",
+                &s.base,
+                &task_id,
+                &id,
+                "--binding",
+                binding,
+            ]);
+            assert!(o.status.success(), "{binding}: {}", stderr(&o));
+        }
+        let o = a2a(&["push", "get", &s.base, &task_id, &id, "--binding", binding]);
+        assert!(!o.status.success(), "{binding}: still there");
+    }
+    // Refused addresses say why.
+    let o = a2a(&["push", "create", &s.base, &task_id, "http://10.0.0.1/hook"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("private"), "{}", stderr(&o));
+}

@@ -455,6 +455,59 @@ impl A2aClient {
         )
         .await
     }
+
+    /// `CreateTaskPushNotificationConfig`: registers `config`'s webhook for the task
+    /// `task_id`; the answer carries the config's id.
+    pub async fn create_push_config(
+        &self,
+        task_id: &str,
+        mut config: a2a_types::TaskPushNotificationConfig,
+    ) -> Result<a2a_types::TaskPushNotificationConfig, ClientError> {
+        config.task_id = Some(task_id.to_owned());
+        self.traced(
+            "CreateTaskPushNotificationConfig",
+            Some(task_id),
+            self.inner.transport.create_push_config(config),
+        )
+        .await
+    }
+
+    /// `GetTaskPushNotificationConfig`.
+    pub async fn push_config(
+        &self,
+        task_id: &str,
+        id: &str,
+    ) -> Result<a2a_types::TaskPushNotificationConfig, ClientError> {
+        self.traced(
+            "GetTaskPushNotificationConfig",
+            Some(task_id),
+            self.inner.transport.get_push_config(task_id, id),
+        )
+        .await
+    }
+
+    /// `ListTaskPushNotificationConfigs`.
+    pub async fn push_configs(
+        &self,
+        task_id: &str,
+    ) -> Result<Vec<a2a_types::TaskPushNotificationConfig>, ClientError> {
+        self.traced(
+            "ListTaskPushNotificationConfigs",
+            Some(task_id),
+            self.inner.transport.list_push_configs(task_id),
+        )
+        .await
+    }
+
+    /// `DeleteTaskPushNotificationConfig` (deleting an absent config succeeds).
+    pub async fn delete_push_config(&self, task_id: &str, id: &str) -> Result<(), ClientError> {
+        self.traced(
+            "DeleteTaskPushNotificationConfig",
+            Some(task_id),
+            self.inner.transport.delete_push_config(task_id, id),
+        )
+        .await
+    }
 }
 
 /// Runs `call` inside `span`, marking the span when the call fails.

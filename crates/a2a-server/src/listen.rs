@@ -52,6 +52,9 @@ pub struct ConnectionLimits {
     /// Most connections open at once (default: the open-file limit less a reserve of 64 for
     /// the store, the log and the like; see [`ConnectionLimits::for_open_file_limit`]).
     pub max_connections: usize,
+    /// Largest request head (request line and headers; HTTP/2 header list) accepted: beyond
+    /// it HTTP/1.1 answers `431` and HTTP/2 refuses the stream (default 64 KiB, at least 8 KiB).
+    pub max_header_bytes: usize,
     /// Most requests handled at once, over all connections (`None`: no bound). A request
     /// counts until its response starts: a blocking `SendMessage` for the whole task, a
     /// stream until its first event.
@@ -70,6 +73,7 @@ impl Default for ConnectionLimits {
             http2_keep_alive_interval: Duration::from_secs(20),
             max_connections: Self::for_open_file_limit(open_file_limit()),
             max_in_flight: None,
+            max_header_bytes: 64 * 1024,
         }
     }
 }
@@ -128,12 +132,14 @@ pub(crate) async fn serve_connections(
     builder
         .http1()
         .timer(TokioTimer::new())
-        .header_read_timeout(limits.header_read_timeout);
+        .header_read_timeout(limits.header_read_timeout)
+        .max_buf_size(limits.max_header_bytes.max(8192));
     builder
         .http2()
         .timer(TokioTimer::new())
         .keep_alive_interval(Some(limits.http2_keep_alive_interval))
-        .keep_alive_timeout(limits.http2_keep_alive_interval);
+        .keep_alive_timeout(limits.http2_keep_alive_interval)
+        .max_header_list_size(u32::try_from(limits.max_header_bytes.max(8192)).unwrap_or(u32::MAX));
     let builder = Arc::new(builder);
     let app = match limits.max_in_flight {
         Some(n) => app.layer(axum::middleware::from_fn_with_state(

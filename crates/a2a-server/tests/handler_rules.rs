@@ -57,10 +57,6 @@ async fn every_operation_requires_the_required_extension() {
         .subscribe_to_task(SubscribeToTaskRequest::new("t"), &without)
         .await;
     assert!(is_extension_required(&err.unwrap_err()), "subscribe");
-    let mut list = a2a_types::ListTaskPushNotificationConfigsRequest::default();
-    list.task_id = "t".into();
-    let err = h.list_push_configs(list, &without).await;
-    assert!(is_extension_required(&err.unwrap_err()), "push configs");
     assert!(is_extension_required(
         &h.push_config_operation_v03(&without)
     ));

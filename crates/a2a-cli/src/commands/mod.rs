@@ -7,4 +7,5 @@ pub(crate) mod client;
 pub(crate) mod common;
 pub(crate) mod floor;
 pub(crate) mod otlp_sink;
+pub(crate) mod push;
 pub(crate) mod serve;

@@ -112,6 +112,10 @@ pub(crate) struct ServeArgs {
     /// the open-file limit, raised to its hard limit at start, less 64].
     #[arg(long, value_name = "N")]
     max_connections: Option<usize>,
+    /// Largest request head (request line and headers) accepted, in bytes; beyond it HTTP/1.1
+    /// answers 431.
+    #[arg(long, default_value_t = 65536, value_name = "BYTES")]
+    max_header_bytes: usize,
     /// Most requests handled at once; beyond it, new ones get 503 with Retry-After [default:
     /// no bound]. A blocking send counts until its task ends, a stream until it starts.
     #[arg(long, value_name = "N")]
@@ -253,6 +257,7 @@ fn connection_limits(args: &ServeArgs) -> anyhow::Result<ConnectionLimits> {
         }
         limits.max_connections = n;
     }
+    limits.max_header_bytes = args.max_header_bytes;
     if let Some(n) = args.max_in_flight {
         if n == 0 {
             bail!("--max-in-flight must be at least 1");

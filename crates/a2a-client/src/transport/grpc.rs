@@ -232,4 +232,63 @@ impl Transport for GrpcV1 {
             .await?
             .into())
     }
+
+    async fn create_push_config(
+        &self,
+        config: a2a_types::TaskPushNotificationConfig,
+    ) -> Result<a2a_types::TaskPushNotificationConfig, ClientError> {
+        let mut client = self.client.clone();
+        let mut req: pb::TaskPushNotificationConfig = config.into();
+        req.tenant = self.tenant.clone();
+        Ok(self
+            .unary(client.create_task_push_notification_config(self.request(req)))
+            .await?
+            .into())
+    }
+
+    async fn get_push_config(
+        &self,
+        task_id: &str,
+        id: &str,
+    ) -> Result<a2a_types::TaskPushNotificationConfig, ClientError> {
+        let mut client = self.client.clone();
+        let req = pb::GetTaskPushNotificationConfigRequest {
+            tenant: self.tenant.clone(),
+            task_id: task_id.to_owned(),
+            id: id.to_owned(),
+        };
+        Ok(self
+            .unary(client.get_task_push_notification_config(self.request(req)))
+            .await?
+            .into())
+    }
+
+    async fn list_push_configs(
+        &self,
+        task_id: &str,
+    ) -> Result<Vec<a2a_types::TaskPushNotificationConfig>, ClientError> {
+        let mut client = self.client.clone();
+        let req = pb::ListTaskPushNotificationConfigsRequest {
+            tenant: self.tenant.clone(),
+            task_id: task_id.to_owned(),
+            page_size: 0,
+            page_token: String::new(),
+        };
+        let page = self
+            .unary(client.list_task_push_notification_configs(self.request(req)))
+            .await?;
+        Ok(page.configs.into_iter().map(Into::into).collect())
+    }
+
+    async fn delete_push_config(&self, task_id: &str, id: &str) -> Result<(), ClientError> {
+        let mut client = self.client.clone();
+        let req = pb::DeleteTaskPushNotificationConfigRequest {
+            tenant: self.tenant.clone(),
+            task_id: task_id.to_owned(),
+            id: id.to_owned(),
+        };
+        self.unary(client.delete_task_push_notification_config(self.request(req)))
+            .await?;
+        Ok(())
+    }
 }

@@ -283,6 +283,38 @@ impl Transport for JsonRpcV1 {
             .call(method::GET_EXTENDED_AGENT_CARD, &serde_json::json!({}))
             .await
     }
+
+    async fn create_push_config(
+        &self,
+        config: a2a_types::TaskPushNotificationConfig,
+    ) -> Result<a2a_types::TaskPushNotificationConfig, ClientError> {
+        self.0.call(method::CREATE_PUSH_CONFIG, &config).await
+    }
+
+    async fn get_push_config(
+        &self,
+        task_id: &str,
+        id: &str,
+    ) -> Result<a2a_types::TaskPushNotificationConfig, ClientError> {
+        let params = serde_json::json!({"taskId": task_id, "id": id});
+        self.0.call(method::GET_PUSH_CONFIG, &params).await
+    }
+
+    async fn list_push_configs(
+        &self,
+        task_id: &str,
+    ) -> Result<Vec<a2a_types::TaskPushNotificationConfig>, ClientError> {
+        let params = serde_json::json!({"taskId": task_id});
+        let page: a2a_types::ListTaskPushNotificationConfigsResponse =
+            self.0.call(method::LIST_PUSH_CONFIGS, &params).await?;
+        Ok(page.configs)
+    }
+
+    async fn delete_push_config(&self, task_id: &str, id: &str) -> Result<(), ClientError> {
+        let params = serde_json::json!({"taskId": task_id, "id": id});
+        let _: serde_json::Value = self.0.call(method::DELETE_PUSH_CONFIG, &params).await?;
+        Ok(())
+    }
 }
 
 #[async_trait::async_trait]

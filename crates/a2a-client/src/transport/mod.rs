@@ -97,4 +97,44 @@ pub trait Transport: Send + Sync + std::fmt::Debug + 'static {
 
     /// `GetExtendedAgentCard`.
     async fn get_extended_agent_card(&self) -> Result<AgentCard, ClientError>;
+
+    /// `CreateTaskPushNotificationConfig` (its `taskId` set).
+    async fn create_push_config(
+        &self,
+        config: a2a_types::TaskPushNotificationConfig,
+    ) -> Result<a2a_types::TaskPushNotificationConfig, ClientError> {
+        let _ = config;
+        Err(no_push_configs(self.binding()))
+    }
+
+    /// `GetTaskPushNotificationConfig`.
+    async fn get_push_config(
+        &self,
+        task_id: &str,
+        id: &str,
+    ) -> Result<a2a_types::TaskPushNotificationConfig, ClientError> {
+        let _ = (task_id, id);
+        Err(no_push_configs(self.binding()))
+    }
+
+    /// `ListTaskPushNotificationConfigs`.
+    async fn list_push_configs(
+        &self,
+        task_id: &str,
+    ) -> Result<Vec<a2a_types::TaskPushNotificationConfig>, ClientError> {
+        let _ = task_id;
+        Err(no_push_configs(self.binding()))
+    }
+
+    /// `DeleteTaskPushNotificationConfig`.
+    async fn delete_push_config(&self, task_id: &str, id: &str) -> Result<(), ClientError> {
+        let _ = (task_id, id);
+        Err(no_push_configs(self.binding()))
+    }
+}
+
+fn no_push_configs(binding: &str) -> ClientError {
+    ClientError::Unsupported(format!(
+        "push notification configs are not available through this client's {binding} transport"
+    ))
 }

@@ -264,4 +264,38 @@ impl Transport for RestV1 {
         self.call(Method::GET, self.url(&["extendedAgentCard"]), None::<&()>)
             .await
     }
+
+    async fn create_push_config(
+        &self,
+        config: a2a_types::TaskPushNotificationConfig,
+    ) -> Result<a2a_types::TaskPushNotificationConfig, ClientError> {
+        let task_id = config.task_id.clone().unwrap_or_default();
+        let url = self.url(&["tasks", &task_id, "pushNotificationConfigs"]);
+        self.call(Method::POST, url, Some(&config)).await
+    }
+
+    async fn get_push_config(
+        &self,
+        task_id: &str,
+        id: &str,
+    ) -> Result<a2a_types::TaskPushNotificationConfig, ClientError> {
+        let url = self.url(&["tasks", task_id, "pushNotificationConfigs", id]);
+        self.call(Method::GET, url, None::<&()>).await
+    }
+
+    async fn list_push_configs(
+        &self,
+        task_id: &str,
+    ) -> Result<Vec<a2a_types::TaskPushNotificationConfig>, ClientError> {
+        let url = self.url(&["tasks", task_id, "pushNotificationConfigs"]);
+        let page: a2a_types::ListTaskPushNotificationConfigsResponse =
+            self.call(Method::GET, url, None::<&()>).await?;
+        Ok(page.configs)
+    }
+
+    async fn delete_push_config(&self, task_id: &str, id: &str) -> Result<(), ClientError> {
+        let url = self.url(&["tasks", task_id, "pushNotificationConfigs", id]);
+        let _: Value = self.call(Method::DELETE, url, None::<&()>).await?;
+        Ok(())
+    }
 }

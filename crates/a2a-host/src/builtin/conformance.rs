@@ -78,8 +78,8 @@ pub(crate) fn card() -> AgentCard {
 pub const TCK_REQUIRED_EXTENSION: &str = "urn:a2a:tck:required-extension";
 
 /// `conformance-bare`: the same agent declaring no optional capability (no streaming, no
-/// extended card) and requiring an extension, for the suite's tests of what a server must
-/// refuse when a capability is absent (CORE-CAP-002, -003, -004). Every other test needs the
+/// push notifications, no extended card) and requiring an extension, for the suite's tests
+/// of what a server must refuse when a capability is absent (CORE-CAP-001 to -004). Every other test needs the
 /// full agent, so this one is only run for those.
 pub(crate) fn bare_card() -> AgentCard {
     let mut card = card();

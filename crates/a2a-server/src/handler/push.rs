@@ -14,11 +14,12 @@ impl RequestHandler {
     /// The delivery service, when this agent sends push notifications; else the error the
     /// spec requires.
     fn push_delivery(&self, call: &CallContext) -> Result<&PushDelivery, A2aError> {
+        let push = match &self.config.push {
+            Some(push) if self.card.capabilities.push_notifications == Some(true) => push,
+            _ => return Err(A2aError::PushNotificationNotSupported),
+        };
         self.admit(call)?;
-        match &self.config.push {
-            Some(push) if self.card.capabilities.push_notifications == Some(true) => Ok(push),
-            _ => Err(A2aError::PushNotificationNotSupported),
-        }
+        Ok(push)
     }
 
     /// `CreateTaskPushNotificationConfig`: stores the config (with a new `id` unless it has

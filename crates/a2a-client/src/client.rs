@@ -25,6 +25,7 @@ pub struct ClientBuilder {
     version: Option<ProtocolVersion>,
     binding: Option<Binding>,
     http: Option<reqwest::Client>,
+    roots: Vec<reqwest::Certificate>,
     errors: Vec<String>,
 }
 
@@ -76,6 +77,16 @@ impl ClientBuilder {
         self
     }
 
+    /// Also trusts the certificates in `pem` (a server with a private or self-signed
+    /// certificate) for HTTPS.
+    pub fn root_certificates_pem(mut self, pem: &[u8]) -> Self {
+        match reqwest::Certificate::from_pem_bundle(pem) {
+            Ok(certs) if !certs.is_empty() => self.roots.extend(certs),
+            _ => self.errors.push("(root certificate PEM)".into()),
+        }
+        self
+    }
+
     /// Uses this HTTP client (its own default headers and timeouts apply too).
     pub fn http_client(mut self, http: reqwest::Client) -> Self {
         self.http = Some(http);
@@ -99,6 +110,9 @@ impl ClientBuilder {
             .pool_max_idle_per_host(1024);
         if let Some(t) = self.connect_timeout {
             b = b.connect_timeout(t);
+        }
+        for cert in &self.roots {
+            b = b.add_root_certificate(cert.clone());
         }
         b.build()
             .map_err(|e| ClientError::http("(client setup)", e))

@@ -207,6 +207,7 @@ struct CardQuery {
 async fn card_by_query(
     State(index): State<Arc<Index>>,
     Query(q): Query<CardQuery>,
+    uri: axum::http::Uri,
     headers: HeaderMap,
 ) -> Response {
     let endpoint = match q.assistant_id.or(q.agent_id) {
@@ -214,7 +215,7 @@ async fn card_by_query(
         None => index.root_card.clone(),
     };
     match endpoint {
-        Some(ep) => card::agent_card(State(ep), headers).await,
+        Some(ep) => card::agent_card(State(ep), uri, headers).await,
         None => {
             let agents: Vec<&String> = index.cards.keys().collect();
             let body = json!({

@@ -34,10 +34,10 @@ pub use executor::{
 };
 pub use handler::{DEFAULT_PAGE_SIZE, HandlerConfig, RequestHandler, SendAnswer, TaskAnswer};
 pub use limits::{CallerStreams, PeerAddr};
-pub use listen::{ConnectionLimits, open_file_limit, raise_open_file_limit};
+pub use listen::{ConnectionLimits, Tls, open_file_limit, raise_open_file_limit};
 pub use router::{
     Bindings, ServeOptions, agent_routes, agent_rpc_routes, card_routes, grpc_routes,
-    metrics_routes, serve, serve_with_drain, serve_with_limits, spawn_local,
+    metrics_routes, serve, serve_with_drain, serve_with_limits, serve_with_tls, spawn_local,
 };
 pub use runtime::{
     Recovery, RuntimeConfig, StreamItem, StreamPayload, TaskEventStream, TaskRuntime,

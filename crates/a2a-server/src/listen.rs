@@ -119,14 +119,61 @@ impl Throttled {
     }
 }
 
+/// TLS for a server: its certificate chain and private key, from PEM files.
+#[derive(Clone)]
+pub struct Tls(tokio_rustls::TlsAcceptor);
+
+impl std::fmt::Debug for Tls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Tls")
+    }
+}
+
+impl Tls {
+    /// Reads the certificate chain from `cert` and the private key (PKCS#8, PKCS#1 or SEC1)
+    /// from `key`, both PEM; offers HTTP/2 and HTTP/1.1 by ALPN.
+    pub fn from_pem_files(
+        cert: &std::path::Path,
+        key: &std::path::Path,
+    ) -> Result<Self, std::io::Error> {
+        use rustls_pki_types::pem::PemObject;
+        use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+        let bad = |what: &std::path::Path, e: &dyn std::fmt::Display| {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("{}: {e}", what.display()),
+            )
+        };
+        let chain = CertificateDer::pem_file_iter(cert)
+            .map_err(|e| bad(cert, &e))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| bad(cert, &e))?;
+        if chain.is_empty() {
+            return Err(bad(cert, &"no certificate in the file"));
+        }
+        let key_der = PrivateKeyDer::from_pem_file(key).map_err(|e| bad(key, &e))?;
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut config = rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| bad(cert, &e))?
+            .with_no_client_auth()
+            .with_single_cert(chain, key_der)
+            .map_err(|e| bad(key, &e))?;
+        config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+        Ok(Self(tokio_rustls::TlsAcceptor::from(Arc::new(config))))
+    }
+}
+
 /// Serves `app` on `listener` within `limits` until `shutdown` resolves; then stops
-/// accepting and lets open connections finish for up to `drain`.
+/// accepting and lets open connections finish for up to `drain`. With `tls`, every
+/// connection is TLS (its handshake within the head timeout).
 pub(crate) async fn serve_connections(
     listener: TcpListener,
     app: Router,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     drain: Duration,
     limits: ConnectionLimits,
+    tls: Option<Tls>,
 ) -> std::io::Result<()> {
     let mut builder = auto::Builder::new(TokioExecutor::new());
     builder
@@ -196,12 +243,22 @@ pub(crate) async fn serve_connections(
             });
             continue;
         };
+        let secure = tls.is_some();
         let service = TowerToHyperService::new(app.clone().map_request(
             move |mut req: axum::http::Request<hyper::body::Incoming>| {
                 req.extensions_mut().insert(PeerAddr(peer));
+                if secure {
+                    // Cards name the scheme clients used; over TLS it is https, whatever a
+                    // client claims.
+                    req.headers_mut().insert(
+                        "x-forwarded-proto",
+                        axum::http::HeaderValue::from_static("https"),
+                    );
+                }
                 req
             },
         ));
+        let tls = tls.clone();
         let builder = builder.clone();
         let watcher = graceful.watcher();
         let first_byte = limits.header_read_timeout;
@@ -219,9 +276,24 @@ pub(crate) async fn serve_connections(
                     return;
                 }
             }
-            let io = TokioIo::new(WriteDeadline::new(tcp, write_timeout));
-            let conn = builder.serve_connection_with_upgrades(io, service);
-            if let Err(e) = watcher.watch(conn.into_owned()).await {
+            let io = WriteDeadline::new(tcp, write_timeout);
+            let result = match tls {
+                None => {
+                    let conn = builder.serve_connection_with_upgrades(TokioIo::new(io), service);
+                    watcher.watch(conn.into_owned()).await
+                }
+                Some(tls) => {
+                    let handshake = tokio::time::timeout(first_byte, tls.0.accept(io)).await;
+                    let Ok(Ok(stream)) = handshake else {
+                        crate::metrics::global().connection_refused("tls_handshake");
+                        return;
+                    };
+                    let conn =
+                        builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
+                    watcher.watch(conn.into_owned()).await
+                }
+            };
+            if let Err(e) = result {
                 tracing::trace!(error = %e, "connection ended with an error");
             }
         });

@@ -286,6 +286,19 @@ pub async fn serve_with_limits(
     drain: std::time::Duration,
     limits: ConnectionLimits,
 ) -> std::io::Result<()> {
+    serve_with_tls(listener, router, shutdown, drain, limits, None).await
+}
+
+/// [`serve_with_limits`], over TLS when `tls` is given (HTTP/2 and HTTP/1.1 by ALPN, gRPC
+/// included).
+pub async fn serve_with_tls(
+    listener: TcpListener,
+    router: Router,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    drain: std::time::Duration,
+    limits: ConnectionLimits,
+    tls: Option<crate::listen::Tls>,
+) -> std::io::Result<()> {
     let body_timeout = limits.body_read_timeout;
     let app = router
         .fallback(not_found)
@@ -297,7 +310,7 @@ pub async fn serve_with_limits(
                 req.map(|body| axum::body::Body::new(DeadlineBody::new(body, body_timeout)))
             },
         ));
-    crate::listen::serve_connections(listener, app, shutdown, drain, limits).await
+    crate::listen::serve_connections(listener, app, shutdown, drain, limits, tls).await
 }
 
 /// Serves `router` on a free port of 127.0.0.1 in the background, until the runtime ends;

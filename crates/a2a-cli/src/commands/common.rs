@@ -40,6 +40,10 @@ pub(crate) struct ConnectArgs {
     /// API key (`X-API-Key: …`), for agents whose card declares an API-key scheme.
     #[arg(long, env = "A2A_API_KEY")]
     pub(crate) api_key: Option<String>,
+    /// Also trust the CA certificates in this PEM file (an agent with a private or
+    /// self-signed certificate).
+    #[arg(long, value_name = "FILE", env = "A2A_CA_CERT")]
+    pub(crate) ca_cert: Option<std::path::PathBuf>,
     /// Protocol version to use (default: 1.0 when the card offers it, else 0.3).
     #[arg(long, value_enum)]
     pub(crate) protocol: Option<ProtocolArg>,
@@ -91,6 +95,11 @@ impl ConnectArgs {
         }
         if let Some(k) = &self.api_key {
             b = b.api_key("x-api-key", k);
+        }
+        if let Some(path) = &self.ca_cert {
+            let pem = std::fs::read(path)
+                .map_err(|e| anyhow::anyhow!("--ca-cert {}: {e}", path.display()))?;
+            b = b.root_certificates_pem(&pem);
         }
         if let Some(p) = self.protocol {
             b = b.protocol_version(version(p));

@@ -159,6 +159,12 @@ pub(crate) struct ServeArgs {
     /// Clock skew allowed for a JWT's `exp` and `nbf`.
     #[arg(long, value_name = "SECONDS", default_value_t = 60)]
     auth_jwt_leeway: u64,
+    /// Serve HTTPS (and gRPC over TLS) with this certificate chain (PEM); needs --tls-key.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    tls_cert: Option<std::path::PathBuf>,
+    /// The private key of --tls-cert (PEM: PKCS#8, PKCS#1 or SEC1).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    tls_key: Option<std::path::PathBuf>,
     /// Do not send push notifications (the agents' cards then say `pushNotifications:
     /// false`, and the push-config operations answer PushNotificationNotSupported).
     #[arg(long)]
@@ -538,10 +544,14 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("cannot listen on {addr}"))?;
     let local = listener.local_addr()?;
-    let base = set
-        .public_url
-        .clone()
-        .unwrap_or_else(|| format!("http://{local}"));
+    let base = set.public_url.clone().unwrap_or_else(|| {
+        let scheme = if args.tls_cert.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        format!("{scheme}://{local}")
+    });
     // Write the banner without panicking if nobody reads stdout any more.
     let mut banner = match &args.agent {
         Some(name) => format!(
@@ -603,9 +613,15 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     };
     let drain = std::time::Duration::from_secs_f64(args.drain_seconds.max(0.0));
     let limits = connection_limits(&args)?;
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => {
+            Some(a2a_server::Tls::from_pem_files(cert, key).context("--tls-cert / --tls-key")?)
+        }
+        _ => None,
+    };
     match grpc_listener {
         None => {
-            a2a_server::serve_with_limits(listener, host.router(), on_signal, drain, limits)
+            a2a_server::serve_with_tls(listener, host.router(), on_signal, drain, limits, tls)
                 .await?;
         }
         Some(grpc_listener) => {
@@ -617,19 +633,21 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
             let on_stop = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
                 let _ = rx.wait_for(|stopped| *stopped).await;
             };
-            let http = a2a_server::serve_with_limits(
+            let http = a2a_server::serve_with_tls(
                 listener,
                 host.http_router(),
                 on_stop(stopped.clone()),
                 drain,
                 limits,
+                tls.clone(),
             );
-            let grpc = a2a_server::serve_with_limits(
+            let grpc = a2a_server::serve_with_tls(
                 grpc_listener,
                 host.grpc_router(),
                 on_stop(stopped),
                 drain,
                 limits,
+                tls,
             );
             let (_, http, grpc) = tokio::join!(signalled, http, grpc);
             http?;

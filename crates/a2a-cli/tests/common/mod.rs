@@ -107,7 +107,7 @@ pub fn start_server(
     std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
     let base = line
         .split_whitespace()
-        .find(|w| w.starts_with("http://"))
+        .find(|w| w.starts_with("http://") || w.starts_with("https://"))
         .unwrap_or_else(|| panic!("no URL in {line:?}"))
         .trim_end_matches('/')
         .to_owned();

@@ -167,13 +167,16 @@ impl CardEndpoint {
         rendered
     }
 
-    fn base(&self, headers: &HeaderMap) -> String {
+    /// The base URL clients reach this server at: the public URL, else the request's `Host`
+    /// (HTTP/1.1) or `:authority` (HTTP/2, which has no `Host` header).
+    fn base(&self, headers: &HeaderMap, uri: &axum::http::Uri) -> String {
         if let Some(u) = &self.public_url {
             return u.clone();
         }
         let host = headers
             .get(header::HOST)
             .and_then(|h| h.to_str().ok())
+            .or_else(|| uri.authority().map(axum::http::uri::Authority::as_str))
             .unwrap_or("localhost");
         let scheme = headers
             .get("x-forwarded-proto")
@@ -255,16 +258,21 @@ impl CardEndpoint {
 }
 
 /// `GET …/.well-known/agent-card.json`.
-pub async fn agent_card(State(ep): State<Arc<CardEndpoint>>, headers: HeaderMap) -> Response {
-    let rendered = ep.render(&ep.base(&headers));
+pub async fn agent_card(
+    State(ep): State<Arc<CardEndpoint>>,
+    uri: axum::http::Uri,
+    headers: HeaderMap,
+) -> Response {
+    let rendered = ep.render(&ep.base(&headers, &uri));
     ep.respond(&headers, &rendered.card)
 }
 
 /// `GET …/.well-known/agent.json` (v0.3 card).
 pub async fn legacy_agent_card(
     State(ep): State<Arc<CardEndpoint>>,
+    uri: axum::http::Uri,
     headers: HeaderMap,
 ) -> Response {
-    let rendered = ep.render(&ep.base(&headers));
+    let rendered = ep.render(&ep.base(&headers, &uri));
     ep.respond(&headers, &rendered.legacy)
 }

@@ -31,6 +31,7 @@ mod client;
 mod conversation;
 mod error;
 mod outcome;
+pub mod signature;
 pub mod sse;
 mod stream;
 pub mod trace;

@@ -189,7 +189,10 @@ impl AgentHost {
                 index_routes = index_routes.route(p, any(unknown_agent));
             }
         }
-        let router = router.merge(index_routes.with_state(index));
+        let mut router = router.merge(index_routes.with_state(index));
+        if let Some(signer) = &self.options.card_signer {
+            router = router.merge(a2a_server::router::jwks_routes(signer.clone()));
+        }
         if self.options.metrics {
             router.merge(a2a_server::router::metrics_routes())
         } else {

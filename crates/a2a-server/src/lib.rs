@@ -13,6 +13,7 @@
 
 pub mod auth;
 pub mod bus;
+pub mod card_signing;
 mod executor;
 mod handler;
 pub mod limits;

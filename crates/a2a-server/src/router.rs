@@ -33,6 +33,9 @@ pub struct ServeOptions {
     pub grpc_address: Option<String>,
     /// Serve the process's metrics at `GET /metrics` (Prometheus text format; on by default).
     pub metrics: bool,
+    /// Sign the served cards (spec §8.4) and publish the key at
+    /// [`JWKS_PATH`](crate::card_signing::JWKS_PATH) (see [`jwks_routes`]).
+    pub card_signer: Option<Arc<crate::card_signing::CardSigner>>,
 }
 
 impl Default for ServeOptions {
@@ -44,8 +47,29 @@ impl Default for ServeOptions {
             bindings: Bindings::default(),
             grpc_address: None,
             metrics: true,
+            card_signer: None,
         }
     }
+}
+
+/// `GET /.well-known/jwks.json`: the key that signs the cards.
+pub fn jwks_routes(signer: Arc<crate::card_signing::CardSigner>) -> Router {
+    let body = signer.jwks().to_string();
+    Router::new().route(
+        crate::card_signing::JWKS_PATH,
+        get(move || {
+            let body = body.clone();
+            async move {
+                (
+                    [
+                        (axum::http::header::CONTENT_TYPE, "application/jwk-set+json"),
+                        (axum::http::header::CACHE_CONTROL, "public, max-age=300"),
+                    ],
+                    body,
+                )
+            }
+        }),
+    )
 }
 
 /// `GET /metrics`: the process's [metrics](crate::metrics) in the Prometheus text format.
@@ -126,7 +150,8 @@ pub fn agent_rpc_routes(
             opts.public_url.clone(),
             opts.card_compat,
         )
-        .with_bindings(opts.bindings, opts.grpc_address.clone()),
+        .with_bindings(opts.bindings, opts.grpc_address.clone())
+        .with_signer(opts.card_signer.clone()),
     );
     let auth = handler.authenticator().cloned();
     let mut router = Router::new();

@@ -13,6 +13,7 @@
 mod card;
 pub mod error;
 mod event;
+pub mod jcs;
 pub mod jsonrpc;
 mod message;
 pub mod projection;

@@ -31,14 +31,71 @@ pub(crate) struct CardArgs {
     /// Print the card as JSON.
     #[arg(long)]
     json: bool,
+    /// Verify the card's signature (JCS + JWS, spec §8.4) with the key its `jku` names, or
+    /// with the keys of --jwks; fails when the card is unsigned, altered or signed by
+    /// another key.
+    #[arg(long)]
+    verify: bool,
+    /// The trusted JWK Set to verify with (a file, or an http(s) URL) instead of the
+    /// signature's `jku`.
+    #[arg(long, value_name = "FILE|URL", requires = "verify")]
+    jwks: Option<String>,
+}
+
+/// Verifies the signature of the card at `url`, as served; the line that says by which key.
+async fn verify_card(args: &CardArgs) -> anyhow::Result<String> {
+    use a2a_client::signature;
+    let http = args.conn.http_client()?;
+    let mut raw = None;
+    for card_url in a2a_client::card::card_urls(&args.conn.url())? {
+        let resp = http.get(card_url.clone()).send().await?;
+        if resp.status().is_success() {
+            raw = Some(resp.json::<serde_json::Value>().await?);
+            break;
+        }
+    }
+    let raw = raw.context("no agent card at this URL")?;
+    let headers = signature::signature_headers(&raw)?;
+    let (keys, source) = match &args.jwks {
+        Some(src) if src.starts_with("http://") || src.starts_with("https://") => {
+            (signature::fetch_keys(&http, src).await?, src.clone())
+        }
+        Some(path) => {
+            let text = std::fs::read_to_string(path).with_context(|| format!("--jwks {path}"))?;
+            (
+                serde_json::from_str(&text).with_context(|| format!("--jwks {path}"))?,
+                path.clone(),
+            )
+        }
+        None => {
+            let jku = headers
+                .iter()
+                .find_map(|(h, _)| h.jku.clone())
+                .context("the signature names no key set (jku); pass --jwks")?;
+            (signature::fetch_keys(&http, &jku).await?, jku)
+        }
+    };
+    let kid = signature::verify_card(&raw, &keys)?;
+    Ok(format!("signature: verified with key {kid} from {source}"))
 }
 
 pub(crate) async fn card(args: CardArgs) -> anyhow::Result<u8> {
+    let verified = if args.verify {
+        Some(verify_card(&args).await?)
+    } else {
+        None
+    };
     let client = args.conn.connect_with(Some(args.timeout)).await?;
     let card = client.card();
     if args.json {
         output::json_pretty(card);
+        if let Some(line) = verified {
+            eprintln!("{line}");
+        }
         return Ok(0);
+    }
+    if let Some(line) = verified {
+        println!("{line}");
     }
     println!("{} (version {})", card.name, card.version);
     println!("  {}", card.description);

@@ -120,6 +120,19 @@ impl ConnectArgs {
     }
 
     /// A client whose request/response calls end after `timeout`.
+    /// A plain HTTP client that trusts what the agent's client trusts (`--ca-cert`).
+    pub(crate) fn http_client(&self) -> anyhow::Result<reqwest::Client> {
+        let mut b = reqwest::Client::builder().connect_timeout(Duration::from_secs(10));
+        if let Some(path) = &self.ca_cert {
+            let pem = std::fs::read(path)
+                .map_err(|e| anyhow::anyhow!("--ca-cert {}: {e}", path.display()))?;
+            for cert in reqwest::Certificate::from_pem_bundle(&pem)? {
+                b = b.add_root_certificate(cert);
+            }
+        }
+        Ok(b.build()?)
+    }
+
     pub(crate) async fn connect_with(
         &self,
         timeout: Option<TimeoutArg>,

@@ -165,6 +165,19 @@ pub(crate) struct ServeArgs {
     /// The private key of --tls-cert (PEM: PKCS#8, PKCS#1 or SEC1).
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     tls_key: Option<std::path::PathBuf>,
+    /// Sign every served agent card (JCS + JWS, ES256) with this P-256 private key (PKCS#8
+    /// PEM); the public key is served at /.well-known/jwks.json, which each signature's
+    /// `jku` names.
+    #[arg(long, value_name = "FILE")]
+    card_signing_key: Option<std::path::PathBuf>,
+    /// The key id (`kid`) of --card-signing-key.
+    #[arg(
+        long,
+        value_name = "KID",
+        default_value = "card-key-1",
+        requires = "card_signing_key"
+    )]
+    card_signing_kid: String,
     /// Do not send push notifications (the agents' cards then say `pushNotifications:
     /// false`, and the push-config operations answer PushNotificationNotSupported).
     #[arg(long)]
@@ -419,6 +432,14 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let mut options = ServeOptions::default();
     options.public_url = set.public_url.clone();
     options.metrics = !args.no_metrics;
+    if let Some(path) = &args.card_signing_key {
+        let pem = std::fs::read(path)
+            .with_context(|| format!("--card-signing-key {}", path.display()))?;
+        options.card_signer = Some(
+            a2a_server::card_signing::CardSigner::from_ec_pem(&pem, &args.card_signing_kid)
+                .with_context(|| format!("--card-signing-key {}", path.display()))?,
+        );
+    }
     options.card_compat = match args.card_compat {
         CardCompatArg::Strict => CardCompat::Strict,
         CardCompatArg::V03 => CardCompat::V03Merged,

@@ -54,6 +54,7 @@ pub struct CardEndpoint {
     modified_header: HeaderValue,
     bindings: Bindings,
     grpc_address: Option<String>,
+    signer: Option<Arc<crate::card_signing::CardSigner>>,
     cache: Mutex<Option<Arc<Rendered>>>,
 }
 
@@ -83,6 +84,7 @@ impl CardEndpoint {
             modified_header,
             bindings: Bindings::default(),
             grpc_address: None,
+            signer: None,
             cache: Mutex::new(None),
         }
     }
@@ -92,6 +94,12 @@ impl CardEndpoint {
     pub fn with_bindings(mut self, bindings: Bindings, grpc_address: Option<String>) -> Self {
         self.bindings = bindings;
         self.grpc_address = grpc_address;
+        self
+    }
+
+    /// Signs the served cards with `signer` (the key published under the base URL).
+    pub fn with_signer(mut self, signer: Option<Arc<crate::card_signing::CardSigner>>) -> Self {
+        self.signer = signer;
         self
     }
 
@@ -152,12 +160,33 @@ impl CardEndpoint {
             return r.clone();
         }
         let card = self.card_for(base);
-        let main = match self.compat {
-            CardCompat::Strict => serde_json::to_vec(&card),
-            CardCompat::V03Merged => serde_json::to_vec(&v03::merged_card_json(&card)),
-        }
-        .unwrap_or_default();
-        let legacy = serde_json::to_vec(&v03::AgentCard::from_v1(&card)).unwrap_or_default();
+        let (main, legacy) = match &self.signer {
+            None => (
+                match self.compat {
+                    CardCompat::Strict => serde_json::to_vec(&card),
+                    CardCompat::V03Merged => serde_json::to_vec(&v03::merged_card_json(&card)),
+                }
+                .unwrap_or_default(),
+                serde_json::to_vec(&v03::AgentCard::from_v1(&card)).unwrap_or_default(),
+            ),
+            Some(signer) => {
+                let mut main = match self.compat {
+                    CardCompat::Strict => serde_json::to_value(&card),
+                    CardCompat::V03Merged => Ok(v03::merged_card_json(&card)),
+                }
+                .unwrap_or_default();
+                let mut legacy =
+                    serde_json::to_value(v03::AgentCard::from_v1(&card)).unwrap_or_default();
+                // The key is published at the server's root, whatever the agent's path.
+                let jku = format!("{base}{}", crate::card_signing::JWKS_PATH);
+                signer.sign(&mut main, &jku);
+                signer.sign(&mut legacy, &jku);
+                (
+                    serde_json::to_vec(&main).unwrap_or_default(),
+                    serde_json::to_vec(&legacy).unwrap_or_default(),
+                )
+            }
+        };
         let rendered = Arc::new(Rendered {
             base: base.to_owned(),
             card: with_etag(main),

@@ -1,0 +1,129 @@
+//! Verifying signed agent cards (spec §8.4.3): each signature is a JWS over the card as
+//! received, without `signatures`, canonicalized with JCS (RFC 8785); the key comes from the
+//! signature's `jku` (a JWK Set) or from keys the caller trusts.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
+use jsonwebtoken::jwk::JwkSet;
+use serde_json::Value;
+
+/// Why a card's signature did not verify.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SignatureError {
+    /// The card has no `signatures`.
+    #[error("the agent card is not signed")]
+    Unsigned,
+    /// A signature is not a well-formed JWS.
+    #[error("malformed card signature: {0}")]
+    Malformed(String),
+    /// No key for the signature's `kid`.
+    #[error("no key {0:?} to verify the card signature with")]
+    UnknownKey(String),
+    /// The key set could not be fetched.
+    #[error("cannot fetch the signing keys from {url}: {reason}")]
+    Keys {
+        /// The `jku`.
+        url: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// The signature does not match the card: it was altered, or signed by another key.
+    #[error("the card signature does not match its content (altered card, or another key)")]
+    Mismatch,
+}
+
+/// One signature's protected header.
+#[derive(Debug, Clone, serde::Deserialize)]
+pub struct SignatureHeader {
+    /// The algorithm.
+    pub alg: String,
+    /// The key id.
+    #[serde(default)]
+    pub kid: Option<String>,
+    /// Where the key set is.
+    #[serde(default)]
+    pub jku: Option<String>,
+}
+
+/// The protected headers of a card's signatures.
+pub fn signature_headers(card: &Value) -> Result<Vec<(SignatureHeader, Value)>, SignatureError> {
+    let sigs = card
+        .get("signatures")
+        .and_then(Value::as_array)
+        .filter(|s| !s.is_empty())
+        .ok_or(SignatureError::Unsigned)?;
+    sigs.iter()
+        .map(|s| {
+            let protected = s
+                .get("protected")
+                .and_then(Value::as_str)
+                .ok_or_else(|| SignatureError::Malformed("no protected header".into()))?;
+            let bytes = B64
+                .decode(protected)
+                .map_err(|e| SignatureError::Malformed(e.to_string()))?;
+            let header: SignatureHeader = serde_json::from_slice(&bytes)
+                .map_err(|e| SignatureError::Malformed(e.to_string()))?;
+            Ok((header, s.clone()))
+        })
+        .collect()
+}
+
+/// Verifies the signatures of `card` (as received) against `keys`; the key id of the first
+/// signature that verifies. Every signature is tried, so a card re-signed for key rotation
+/// verifies with either key.
+pub fn verify_card(card: &Value, keys: &JwkSet) -> Result<String, SignatureError> {
+    let payload = B64.encode(a2a_types::jcs::card_payload(card));
+    let mut last = SignatureError::Unsigned;
+    for (header, sig) in signature_headers(card)? {
+        let kid = header.kid.clone().unwrap_or_default();
+        let Some(jwk) = keys
+            .keys
+            .iter()
+            .find(|k| k.common.key_id.as_deref().unwrap_or_default() == kid)
+        else {
+            last = SignatureError::UnknownKey(kid);
+            continue;
+        };
+        let alg: jsonwebtoken::Algorithm = header
+            .alg
+            .parse()
+            .map_err(|_| SignatureError::Malformed(format!("algorithm {}", header.alg)))?;
+        if matches!(
+            alg,
+            jsonwebtoken::Algorithm::HS256
+                | jsonwebtoken::Algorithm::HS384
+                | jsonwebtoken::Algorithm::HS512
+        ) {
+            last = SignatureError::Malformed("symmetric algorithms are not accepted".into());
+            continue;
+        }
+        let key = jsonwebtoken::DecodingKey::from_jwk(jwk)
+            .map_err(|e| SignatureError::Malformed(e.to_string()))?;
+        let protected = sig["protected"].as_str().unwrap_or_default();
+        let signature = sig["signature"].as_str().unwrap_or_default();
+        let input = format!("{protected}.{payload}");
+        match jsonwebtoken::crypto::verify(signature, input.as_bytes(), &key, alg) {
+            Ok(true) => return Ok(kid),
+            _ => last = SignatureError::Mismatch,
+        }
+    }
+    Err(last)
+}
+
+/// Fetches the JWK Set at `url`.
+pub async fn fetch_keys(http: &reqwest::Client, url: &str) -> Result<JwkSet, SignatureError> {
+    let failed = |reason: String| SignatureError::Keys {
+        url: url.to_owned(),
+        reason,
+    };
+    http.get(url)
+        .send()
+        .await
+        .map_err(|e| failed(e.to_string()))?
+        .error_for_status()
+        .map_err(|e| failed(e.to_string()))?
+        .json()
+        .await
+        .map_err(|e| failed(e.to_string()))
+}

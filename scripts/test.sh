@@ -15,6 +15,11 @@ fi
 echo "interop: $("$venv/bin/python" -c 'import importlib.metadata as m; print("a2a-sdk", m.version("a2a-sdk"))')"
 export A2A_INTEROP_PYTHON="$PWD/$venv/bin/python"
 
+# The request-parser fuzzer (crates/a2a-server/tests/fuzz_parsers.rs) runs this long; in
+# CI a minute, elsewhere 5 s unless A2A_FUZZ_SECONDS says otherwise.
+if [ "${CI:-}" = "true" ]; then
+  export A2A_FUZZ_SECONDS="${A2A_FUZZ_SECONDS:-60}"
+fi
 cargo test --workspace "$@"
 
 # The official conformance suites (TCK) against the built binary; see README "Conformance".

@@ -150,3 +150,62 @@ fn requests_beyond_the_in_flight_bound_get_503_with_retry_after() {
     assert!(r.status().is_success());
     assert!(metric(&base, "max_in_flight") >= 1.0);
 }
+
+#[test]
+fn a_caller_beyond_its_request_rate_is_told_to_slow_down() {
+    let s = serve(&[
+        "--agent",
+        "echo",
+        "--store",
+        "memory",
+        "--rate-per-caller",
+        "0.5",
+        "--rate-burst",
+        "3",
+    ]);
+    let client = reqwest::blocking::Client::new();
+    let send = |i: usize| {
+        client
+            .post(&s.base)
+            .header("A2A-Version", "1.0")
+            .json(&serde_json::json!({"jsonrpc": "2.0", "id": i, "method": "SendMessage",
+                "params": {"message": {"messageId": format!("r{i}"), "role": "ROLE_USER", "parts": [{"text": "hi"}]}}}))
+            .send()
+            .unwrap()
+            .json::<serde_json::Value>()
+            .unwrap()
+    };
+    for i in 0..3 {
+        let reply = send(i);
+        assert!(reply.get("result").is_some(), "{reply}");
+    }
+    let refused = send(3);
+    assert_eq!(refused["error"]["code"], -32090, "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("requests per second"),
+        "{refused}"
+    );
+    // HTTP+JSON: 429.
+    let rest = client
+        .get(format!("{}/tasks", s.base))
+        .header("A2A-Version", "1.0")
+        .send()
+        .unwrap();
+    assert_eq!(rest.status().as_u16(), 429);
+    // The bucket refills: one more request goes through within a few seconds.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut i = 4;
+    loop {
+        let reply = send(i);
+        if reply.get("result").is_some() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "never refilled: {reply}");
+        std::thread::sleep(Duration::from_millis(200));
+        i += 1;
+    }
+    assert!(metric(&s.base, "rate_per_caller") >= 2.0);
+}

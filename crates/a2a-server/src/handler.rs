@@ -108,6 +108,9 @@ pub struct HandlerConfig {
     /// Bound on the streams one caller holds open at once (`None`: no bound); share one
     /// counter between the agents of a server.
     pub streams_per_caller: Option<Arc<crate::limits::CallerStreams>>,
+    /// Bound on each caller's request rate (`None`: none); share one between the agents of a
+    /// server.
+    pub rate_per_caller: Option<Arc<crate::limits::CallerRate>>,
     /// Delivers push notifications (`None`: the push-config operations answer
     /// `PushNotificationNotSupported`); share one between the agents of a server.
     pub push: Option<crate::push::PushDelivery>,
@@ -207,6 +210,9 @@ impl RequestHandler {
     }
 
     fn admit(&self, call: &CallContext) -> Result<(), A2aError> {
+        if let Some(rate) = &self.config.rate_per_caller {
+            rate.admit(call)?;
+        }
         for ext in &self.card.capabilities.extensions {
             if ext.required && !call.extensions.iter().any(|e| e == &ext.uri) {
                 return Err(A2aError::ExtensionSupportRequired {

@@ -404,3 +404,29 @@ async fn required_extensions_must_be_requested() {
         "{v}"
     );
 }
+
+/// Found by `fuzz_parsers`: ids that cannot be echoed as valid JSON (a lone surrogate, a
+/// number out of range) are invalid, and answered with id null; `raw` parsing the answer
+/// proves it is JSON.
+#[tokio::test]
+async fn ids_that_cannot_be_echoed_are_invalid() {
+    let s = server().await;
+    for id in [r#""\ud800""#, "1e400", "-1e999"] {
+        let body =
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"GetTask","params":{{"id":"t"}}}}"#);
+        let (status, v) = raw(&s.url, &body, Some("1.0")).await;
+        assert_eq!((status, code(&v)), (200, -32600), "{id}: {v}");
+        assert_eq!(v["id"], Value::Null, "{id}");
+    }
+    // Ordinary ids, escaped ones included, come back as sent.
+    for id in [r#""a\"b\u00e9""#, "12345678901234567890", "-7", "1.5"] {
+        let body =
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"GetTask","params":{{"id":"t"}}}}"#);
+        let (_, v) = raw(&s.url, &body, Some("1.0")).await;
+        assert_eq!(
+            v["id"],
+            serde_json::from_str::<Value>(id).unwrap(),
+            "{id}: {v}"
+        );
+    }
+}

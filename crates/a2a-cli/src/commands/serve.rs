@@ -125,6 +125,14 @@ pub(crate) struct ServeArgs {
     /// bound, since callers behind one proxy or NAT share an address].
     #[arg(long, value_name = "N")]
     max_streams_per_caller: Option<usize>,
+    /// Most requests a second one caller (its principal, else its IP address) may make on
+    /// average; beyond it, RESOURCE_EXHAUSTED (HTTP 429) [default: no bound].
+    #[arg(long, value_name = "N")]
+    rate_per_caller: Option<f64>,
+    /// Requests one caller may make at once before --rate-per-caller applies [default: the
+    /// rate, at least 1].
+    #[arg(long, value_name = "N", requires = "rate_per_caller")]
+    rate_burst: Option<f64>,
     /// Require a bearer token: `PRINCIPAL=TOKEN` accepts `Authorization: Bearer TOKEN` as
     /// PRINCIPAL, who then sees only its own tasks (repeat, or separate with commas; also
     /// `A2A_AUTH_TOKENS`). Without any credential, every caller sees every task.
@@ -329,14 +337,20 @@ async fn open_store(url: &str) -> anyhow::Result<Option<(SqlTaskStore, Option<No
     Ok(Some((db, hub)))
 }
 
+/// What every agent of the server shares: per-caller bounds, push delivery, authentication.
+struct Limits {
+    streams: Option<Arc<a2a_server::CallerStreams>>,
+    rate: Option<Arc<a2a_server::CallerRate>>,
+    push: Option<a2a_server::push::PushDelivery>,
+    auth: Option<Arc<dyn a2a_server::auth::Authenticator>>,
+}
+
 /// The handler of one agent, and its store when that is in memory (for upkeep).
 fn handler_for(
     agent: &ConfiguredAgent,
     db: Option<&(SqlTaskStore, Option<NotifyHub>)>,
     args: &ServeArgs,
-    streams: Option<Arc<a2a_server::CallerStreams>>,
-    push: Option<a2a_server::push::PushDelivery>,
-    auth: Option<Arc<dyn a2a_server::auth::Authenticator>>,
+    shared: Limits,
 ) -> (Arc<RequestHandler>, Option<Arc<InMemoryTaskStore>>) {
     let mut in_memory = None;
     let store: Arc<dyn TaskStore> = match db {
@@ -371,9 +385,10 @@ fn handler_for(
     let mut config = HandlerConfig::default();
     config.default_history_length = args.default_history_length;
     config.max_history_length = args.max_history_length;
-    config.streams_per_caller = streams;
-    config.push = push;
-    config.auth = auth;
+    config.streams_per_caller = shared.streams;
+    config.rate_per_caller = shared.rate;
+    config.push = shared.push;
+    config.auth = shared.auth;
     let mut handler = RequestHandler::new(runtime, agent.card.clone(), config);
     if let Some(extended) = &agent.extended_card {
         handler = handler.with_extended_card(extended.clone());
@@ -523,6 +538,13 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         None => None,
     };
     let auth = authenticator(&args)?;
+    let rate = match args.rate_per_caller {
+        Some(r) if !(r > 0.0 && r.is_finite()) => {
+            bail!("--rate-per-caller must be a positive number of requests a second")
+        }
+        Some(r) => Some(a2a_server::CallerRate::new(r, args.rate_burst.unwrap_or(r))),
+        None => None,
+    };
     let push = if args.no_push {
         None
     } else {
@@ -532,14 +554,13 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         Some(a2a_server::push::PushDelivery::new(settings)?)
     };
     for agent in &agents {
-        let (handler, memory) = handler_for(
-            agent,
-            db.as_ref(),
-            &args,
-            streams.clone(),
-            push.clone(),
-            auth.clone(),
-        );
+        let shared = Limits {
+            streams: streams.clone(),
+            rate: rate.clone(),
+            push: push.clone(),
+            auth: auth.clone(),
+        };
+        let (handler, memory) = handler_for(agent, db.as_ref(), &args, shared);
         in_memory.extend(memory.map(|store| (store, handler.clone())));
         let hosted = HostAgent {
             id: agent.id.clone(),

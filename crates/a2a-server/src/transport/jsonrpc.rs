@@ -117,10 +117,19 @@ struct IdOnly<'a> {
 }
 
 fn is_valid_id(id: &RawValue) -> bool {
-    matches!(
-        first_byte(id.get().as_bytes()),
-        Some(b'"' | b'-' | b'0'..=b'9' | b'n')
-    )
+    let raw = id.get();
+    match first_byte(raw.as_bytes()) {
+        // Echoed as sent, so it must be a string a JSON parser takes back: escapes such as a
+        // lone surrogate (`"\ud800"`) are not.
+        Some(b'"') => !raw.contains('\\') || serde_json::from_str::<String>(raw).is_ok(),
+        // Likewise a number a parser can hold (not `1e400`); short integers need no check.
+        Some(b'-' | b'0'..=b'9') => {
+            (raw.len() <= 18 && raw.bytes().all(|b| b.is_ascii_digit()))
+                || serde_json::from_str::<serde_json::Number>(raw).is_ok()
+        }
+        Some(b'n') => true,
+        _ => false,
+    }
 }
 
 fn parse_envelope(body: &[u8]) -> Result<Envelope<'_>, EnvelopeError<'_>> {

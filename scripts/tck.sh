@@ -58,11 +58,13 @@ if [ ! -x "$bin" ]; then
   cargo build --quiet -p a2a-cli || exit 2
 fi
 
-pids=()
+# Servers are started inside `$(serve …)`, a subshell: their pids go to a file, not a variable.
+pids_file=$(mktemp)
 pg="${A2A_TEST_POSTGRES_URL:-}"
 pg_schema="tck_$$"
 cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+  while read -r p; do kill "$p" 2>/dev/null; done <"$pids_file"
+  rm -f "$pids_file"
   if [ -n "$pg" ]; then
     wait 2>/dev/null
     psql "$pg" -q -c "DROP SCHEMA IF EXISTS $pg_schema CASCADE" >/dev/null 2>&1
@@ -79,7 +81,7 @@ serve() {
   # The TCK's webhook receiver listens on localhost, which push delivery refuses unless
   # allow-listed.
   "$bin" serve --port "$port" --store "${SERVE_STORE:-sqlite:$logs/tasks-$name.db}" --push-allow localhost "$@" >"$logs/server-$name.log" 2>&1 &
-  pids+=($!)
+  echo $! >>"$pids_file"
   for _ in $(seq 200); do
     if curl -sf -o /dev/null "http://127.0.0.1:$port/.well-known/agent-card.json"; then
       echo "http://127.0.0.1:$port"

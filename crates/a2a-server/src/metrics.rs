@@ -345,7 +345,7 @@ impl Metrics {
         let refused = Family::<ReasonLabels, Counter>::default();
         registry.register(
             "connections_refused",
-            "Connections refused or cut by a limit, by reason (max_connections, idle, body_timeout, write_timeout, max_in_flight, streams_per_caller, accept_failed: no descriptor left)",
+            "Connections refused or cut by a limit, by reason (max_connections, idle, body_timeout, write_timeout, max_in_flight, streams_per_caller, rate_per_caller, unauthenticated, tls_handshake, accept_failed: no descriptor left)",
             refused.clone(),
         );
         let push = Family::<OutcomeLabels, Counter>::default();

@@ -9,12 +9,14 @@ use a2a_host::{AgentHost, HostAgent};
 use a2a_server::store::{InMemoryTaskStore, InMemoryTaskStoreConfig, TaskStore};
 use a2a_server::transport::jsonrpc::JsonRpcConfig;
 use a2a_server::{
-    Bindings, CardCompat, ConnectionLimits, EventBus, HandlerConfig, InProcessBus, RequestHandler,
-    RuntimeConfig, ServeOptions, TaskRuntime,
+    Bindings, CardCompat, EventBus, HandlerConfig, InProcessBus, RequestHandler, RuntimeConfig,
+    ServeOptions, TaskRuntime,
 };
 use a2a_store_sql::{LeaseConfig, NotifyHub, RetentionConfig, SqlTaskStore};
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
+
+mod policy;
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub(crate) enum CardCompatArg {
@@ -205,100 +207,6 @@ pub(crate) struct ServeArgs {
     no_metrics: bool,
 }
 
-/// The authenticator the credentials on the command line (or in the environment) make, if
-/// any; says at start whether callers are authenticated.
-fn authenticator(
-    args: &ServeArgs,
-) -> anyhow::Result<Option<Arc<dyn a2a_server::auth::Authenticator>>> {
-    let mut creds = a2a_server::auth::StaticCredentials::new();
-    let pairs = |flag: &str, values: &[String]| -> anyhow::Result<Vec<(String, String)>> {
-        values
-            .iter()
-            .filter(|v| !v.trim().is_empty())
-            .map(|v| match v.split_once('=') {
-                Some((p, s)) if !p.trim().is_empty() && !s.is_empty() => {
-                    Ok((p.trim().to_owned(), s.to_owned()))
-                }
-                _ => bail!("--{flag} expects PRINCIPAL=SECRET, got a value without `=`"),
-            })
-            .collect()
-    };
-    for (principal, token) in pairs("auth-token", &args.auth_token)? {
-        creds = creds.bearer(&principal, &token);
-    }
-    for (principal, key) in pairs("auth-api-key", &args.auth_api_key)? {
-        creds = creds.api_key(&principal, &key);
-    }
-    let mut all: Vec<Arc<dyn a2a_server::auth::Authenticator>> = Vec::new();
-    if !creds.is_empty() {
-        all.push(Arc::new(creds));
-    }
-    if let Some(url) = &args.auth_jwks_url {
-        let mut settings = a2a_server::auth::jwt::JwtSettings::new(url.clone());
-        settings.issuer = args.auth_jwt_issuer.clone();
-        settings.audience = args.auth_jwt_audience.clone();
-        settings.leeway = std::time::Duration::from_secs(args.auth_jwt_leeway);
-        all.push(Arc::new(a2a_server::auth::jwt::JwtAuthenticator::new(
-            settings,
-        )));
-    }
-    match all.len() {
-        0 => {
-            tracing::warn!(
-                "no authentication configured: every caller may call every agent and sees every task (see --auth-token)"
-            );
-            Ok(None)
-        }
-        n => {
-            tracing::info!("authentication required; each caller sees only its own tasks");
-            Ok(Some(if n == 1 {
-                all.remove(0)
-            } else {
-                Arc::new(a2a_server::auth::AnyOf(all))
-            }))
-        }
-    }
-}
-
-/// The connection limits from the command line. Raises the open-file limit to its hard
-/// limit first (and logs both), so the default connection bound uses all of it.
-fn connection_limits(args: &ServeArgs) -> anyhow::Result<ConnectionLimits> {
-    match a2a_server::raise_open_file_limit() {
-        Ok((before, after)) => {
-            tracing::info!(soft_before = before, limit = after, "open-file limit");
-        }
-        Err(e) => tracing::warn!(error = %e, "cannot raise the open-file limit"),
-    }
-    let secs = |name: &str, v: f64| {
-        positive_seconds(v)
-            .with_context(|| format!("--{name} must be a positive number of seconds"))
-    };
-    let mut limits = ConnectionLimits::default();
-    limits.header_read_timeout = secs("header-read-timeout", args.header_read_timeout)?;
-    limits.body_read_timeout = secs("body-read-timeout", args.body_read_timeout)?;
-    limits.write_timeout = secs("write-timeout", args.write_timeout)?;
-    limits.http2_keep_alive_interval = secs("http2-keepalive", args.http2_keepalive)?;
-    if let Some(n) = args.max_connections {
-        if n == 0 {
-            bail!("--max-connections must be at least 1");
-        }
-        limits.max_connections = n;
-    }
-    limits.max_header_bytes = args.max_header_bytes;
-    if let Some(n) = args.max_in_flight {
-        if n == 0 {
-            bail!("--max-in-flight must be at least 1");
-        }
-        limits.max_in_flight = Some(n);
-    }
-    tracing::info!(
-        max_connections = limits.max_connections,
-        header_read_timeout = ?limits.header_read_timeout,
-        "connection limits"
-    );
-    Ok(limits)
-}
-
 /// `secs` as a duration; 0, negative or not a number mean "no limit".
 fn positive_seconds(secs: f64) -> Option<std::time::Duration> {
     std::time::Duration::try_from_secs_f64(secs)
@@ -337,20 +245,12 @@ async fn open_store(url: &str) -> anyhow::Result<Option<(SqlTaskStore, Option<No
     Ok(Some((db, hub)))
 }
 
-/// What every agent of the server shares: per-caller bounds, push delivery, authentication.
-struct Limits {
-    streams: Option<Arc<a2a_server::CallerStreams>>,
-    rate: Option<Arc<a2a_server::CallerRate>>,
-    push: Option<a2a_server::push::PushDelivery>,
-    auth: Option<Arc<dyn a2a_server::auth::Authenticator>>,
-}
-
 /// The handler of one agent, and its store when that is in memory (for upkeep).
 fn handler_for(
     agent: &ConfiguredAgent,
     db: Option<&(SqlTaskStore, Option<NotifyHub>)>,
     args: &ServeArgs,
-    shared: Limits,
+    shared: policy::Shared,
 ) -> (Arc<RequestHandler>, Option<Arc<InMemoryTaskStore>>) {
     let mut in_memory = None;
     let store: Arc<dyn TaskStore> = match db {
@@ -532,35 +432,9 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     }
     let names: Vec<String> = agents.iter().map(|a| a.id.clone()).collect();
     let mut in_memory = Vec::new();
-    let streams = match args.max_streams_per_caller {
-        Some(0) => bail!("--max-streams-per-caller must be at least 1"),
-        Some(n) => Some(a2a_server::CallerStreams::new(n)),
-        None => None,
-    };
-    let auth = authenticator(&args)?;
-    let rate = match args.rate_per_caller {
-        Some(r) if !(r > 0.0 && r.is_finite()) => {
-            bail!("--rate-per-caller must be a positive number of requests a second")
-        }
-        Some(r) => Some(a2a_server::CallerRate::new(r, args.rate_burst.unwrap_or(r))),
-        None => None,
-    };
-    let push = if args.no_push {
-        None
-    } else {
-        let mut settings = a2a_server::push::PushSettings::default();
-        settings.policy.allowed_hosts = args.push_allow.clone();
-        settings.policy.allow_private = args.push_allow_private;
-        Some(a2a_server::push::PushDelivery::new(settings)?)
-    };
+    let shared = policy::shared(&args)?;
     for agent in &agents {
-        let shared = Limits {
-            streams: streams.clone(),
-            rate: rate.clone(),
-            push: push.clone(),
-            auth: auth.clone(),
-        };
-        let (handler, memory) = handler_for(agent, db.as_ref(), &args, shared);
+        let (handler, memory) = handler_for(agent, db.as_ref(), &args, shared.clone());
         in_memory.extend(memory.map(|store| (store, handler.clone())));
         let hosted = HostAgent {
             id: agent.id.clone(),
@@ -654,7 +528,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         }
     };
     let drain = std::time::Duration::from_secs_f64(args.drain_seconds.max(0.0));
-    let limits = connection_limits(&args)?;
+    let limits = policy::connection_limits(&args)?;
     let tls = match (&args.tls_cert, &args.tls_key) {
         (Some(cert), Some(key)) => {
             Some(a2a_server::Tls::from_pem_files(cert, key).context("--tls-cert / --tls-key")?)

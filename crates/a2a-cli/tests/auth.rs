@@ -237,29 +237,18 @@ fn a_caller_sees_only_its_own_tasks() {
     );
 }
 
-/// Serves `body` at `GET /jwks` on a loopback port (a thread with its own runtime); the URL.
+/// Serves `body` at `GET /jwks` on a loopback port; the URL.
 fn serve_jwks(body: String) -> String {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/jwks", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            listener.set_nonblocking(true).unwrap();
-            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-            let app = axum::Router::new().route(
-                "/jwks",
-                axum::routing::get(move || {
-                    let body = body.clone();
-                    async move { ([("content-type", "application/json")], body) }
-                }),
-            );
-            let _ = axum::serve(listener, app).await;
-        });
-    });
-    url
+    let (listener, addr) = loopback_listener();
+    let app = axum::Router::new().route(
+        "/jwks",
+        axum::routing::get(move || {
+            let body = body.clone();
+            async move { ([("content-type", "application/json")], body) }
+        }),
+    );
+    serve_app(listener, app);
+    format!("http://{addr}/jwks")
 }
 
 /// A token signed with the test key `pem` (ES256, key id `test-key`) carrying `claims`.

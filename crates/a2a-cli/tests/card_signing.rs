@@ -12,28 +12,17 @@ const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
 
 /// Serves `card` at `/.well-known/agent-card.json` on a loopback port; the base URL.
 fn serve_card(card: Value) -> String {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
+    let (listener, addr) = loopback_listener();
     let body = card.to_string();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            listener.set_nonblocking(true).unwrap();
-            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-            let app = axum::Router::new().route(
-                "/.well-known/agent-card.json",
-                axum::routing::get(move || {
-                    let body = body.clone();
-                    async move { ([("content-type", "application/json")], body) }
-                }),
-            );
-            let _ = axum::serve(listener, app).await;
-        });
-    });
-    base
+    let app = axum::Router::new().route(
+        "/.well-known/agent-card.json",
+        axum::routing::get(move || {
+            let body = body.clone();
+            async move { ([("content-type", "application/json")], body) }
+        }),
+    );
+    serve_app(listener, app);
+    format!("http://{addr}")
 }
 
 #[test]

@@ -5,7 +5,6 @@
 
 mod common;
 
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -22,59 +21,43 @@ struct Received {
     body: Value,
 }
 
-/// A webhook receiver on `addr` (a thread with its own runtime). With `gate`, each request
-/// waits until the gate has a permit.
+/// A webhook receiver on `listener`. With `gate`, each request waits until the gate has a
+/// permit.
 struct Receiver {
     got: Arc<Mutex<Vec<Received>>>,
-    _stop: tokio::sync::oneshot::Sender<()>,
 }
 
 impl Receiver {
     fn start(listener: std::net::TcpListener, gate: Option<Arc<tokio::sync::Semaphore>>) -> Self {
         let got = Arc::new(Mutex::new(Vec::new()));
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let sink = got.clone();
-        std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap();
-            rt.block_on(async move {
-                listener.set_nonblocking(true).unwrap();
-                let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-                let app = axum::Router::new().route(
-                    "/hook",
-                    axum::routing::post(move |headers: HeaderMap, body: axum::body::Bytes| {
-                        let sink = sink.clone();
-                        let gate = gate.clone();
-                        async move {
-                            if let Some(gate) = gate {
-                                gate.acquire().await.unwrap().forget();
-                            }
-                            let text = |h: &str| {
-                                headers
-                                    .get(h)
-                                    .and_then(|v| v.to_str().ok())
-                                    .map(str::to_owned)
-                            };
-                            sink.lock().unwrap().push(Received {
-                                authorization: text("authorization"),
-                                token: text("x-a2a-notification-token"),
-                                content_type: text("content-type"),
-                                body: serde_json::from_slice(&body).unwrap_or(Value::Null),
-                            });
-                            "ok"
-                        }
-                    }),
-                );
-                let _ = axum::serve(listener, app)
-                    .with_graceful_shutdown(async {
-                        let _ = stopped.await;
-                    })
-                    .await;
-            });
-        });
-        Self { got, _stop: stop }
+        let app = axum::Router::new().route(
+            "/hook",
+            axum::routing::post(move |headers: HeaderMap, body: axum::body::Bytes| {
+                let sink = sink.clone();
+                let gate = gate.clone();
+                async move {
+                    if let Some(gate) = gate {
+                        gate.acquire().await.unwrap().forget();
+                    }
+                    let text = |h: &str| {
+                        headers
+                            .get(h)
+                            .and_then(|v| v.to_str().ok())
+                            .map(str::to_owned)
+                    };
+                    sink.lock().unwrap().push(Received {
+                        authorization: text("authorization"),
+                        token: text("x-a2a-notification-token"),
+                        content_type: text("content-type"),
+                        body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+                    });
+                    "ok"
+                }
+            }),
+        );
+        serve_app(listener, app);
+        Self { got }
     }
 
     fn received(&self) -> Vec<Received> {
@@ -151,27 +134,14 @@ fn kinds(got: &[Received]) -> Vec<String> {
         .collect()
 }
 
-fn metric(base: &str, outcome: &str) -> f64 {
-    let text = reqwest::blocking::get(format!("{base}/metrics"))
-        .unwrap()
-        .text()
-        .unwrap();
-    let prefix = format!("a2a_push_deliveries_total{{outcome=\"{outcome}\"}} ");
-    text.lines()
-        .find_map(|l| l.strip_prefix(&prefix))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(0.0)
-}
-
-fn listener() -> (std::net::TcpListener, SocketAddr) {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = l.local_addr().unwrap();
-    (l, addr)
+/// `a2a_push_deliveries_total{outcome}`.
+fn deliveries(base: &str, outcome: &str) -> f64 {
+    metric(base, "a2a_push_deliveries_total", "outcome", outcome)
 }
 
 #[test]
 fn every_event_arrives_in_order_with_the_configs_credentials() {
-    let (l, addr) = listener();
+    let (l, addr) = loopback_listener();
     let receiver = Receiver::start(l, None);
     let s = serve(&["--agent", "slow", "--push-allow", "127.0.0.1"]);
     let url = format!("http://{addr}/hook");
@@ -240,20 +210,20 @@ fn every_event_arrives_in_order_with_the_configs_credentials() {
         json!({"taskId": "no-such-task"}),
     );
     assert_eq!(unknown["error"]["code"], -32001, "{unknown}");
-    assert!(metric(&s.base, "delivered") >= got.len() as f64);
+    assert!(deliveries(&s.base, "delivered") >= got.len() as f64);
 }
 
 #[test]
 fn a_receiver_that_is_down_at_first_still_gets_every_event() {
     // The port is known, nothing listens on it yet.
-    let (l, addr) = listener();
+    let (l, addr) = loopback_listener();
     drop(l);
     let s = serve(&["--agent", "slow", "--push-allow", "127.0.0.1"]);
     let task_id = send_with_push(&s.base, "0.2", &format!("http://{addr}/hook"), true);
     assert_eq!(state_of(&s.base, &task_id), "TASK_STATE_COMPLETED");
     // Deliveries fail and are retried...
     let deadline = Instant::now() + Duration::from_secs(10);
-    while metric(&s.base, "retried") < 1.0 {
+    while deliveries(&s.base, "retried") < 1.0 {
         assert!(Instant::now() < deadline, "no retry counted");
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -271,7 +241,7 @@ fn a_receiver_that_is_down_at_first_still_gets_every_event() {
 
 #[test]
 fn a_receiver_that_does_not_answer_does_not_hold_the_agent_up() {
-    let (l, addr) = listener();
+    let (l, addr) = loopback_listener();
     // The receiver takes every request but answers none until the test says so.
     let gate = Arc::new(tokio::sync::Semaphore::new(0));
     let receiver = Receiver::start(l, Some(gate.clone()));
@@ -325,18 +295,19 @@ fn inner_addresses_are_refused() {
             })
             .unwrap_or(false);
     if !inner_only {
-        eprintln!(
-            "skipped: this machine's name ({host:?}) does not resolve to inner addresses only"
-        );
+        let why =
+            format!("this machine's name ({host:?}) does not resolve to inner addresses only");
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "{why}");
+        eprintln!("skipped (the delivery-time check): {why}");
         return;
     }
-    let (l, addr) = listener();
+    let (l, addr) = loopback_listener();
     let receiver = Receiver::start(l, None);
     let url = format!("http://{host}:{}/hook", addr.port());
-    let refused_before = metric(&s.base, "refused");
+    let refused_before = deliveries(&s.base, "refused");
     send_with_push(&s.base, "0.1", &url, true);
     let deadline = Instant::now() + Duration::from_secs(10);
-    while metric(&s.base, "refused") <= refused_before {
+    while deliveries(&s.base, "refused") <= refused_before {
         assert!(
             Instant::now() < deadline,
             "delivery to {url} was not refused"

@@ -116,37 +116,27 @@ impl TraceService for GrpcReceiver {
 /// An OTLP receiver on one port: `POST /v1/traces` (protobuf over HTTP) and the gRPC
 /// `TraceService` (over HTTP/2), both filling `received`.
 fn start_collector(received: Arc<Received>) -> String {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let http = received.clone();
-            let app = axum::Router::new()
-                .route(
-                    "/v1/traces",
-                    axum::routing::post(move |body: axum::body::Bytes| async move {
-                        match ExportTraceServiceRequest::decode(body) {
-                            Ok(req) => {
-                                http.add(req);
-                                (axum::http::StatusCode::OK, Vec::new())
-                            }
-                            Err(_) => (axum::http::StatusCode::BAD_REQUEST, Vec::new()),
-                        }
-                    }),
-                )
-                .route_service(
-                    "/opentelemetry.proto.collector.trace.v1.TraceService/{*method}",
-                    TraceServiceServer::new(GrpcReceiver(received)),
-                );
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            tx.send(listener.local_addr().unwrap()).unwrap();
-            axum::serve(listener, app).await.unwrap();
-        });
-    });
-    format!("http://{}", rx.recv().unwrap())
+    let http = received.clone();
+    let app = axum::Router::new()
+        .route(
+            "/v1/traces",
+            axum::routing::post(move |body: axum::body::Bytes| async move {
+                match ExportTraceServiceRequest::decode(body) {
+                    Ok(req) => {
+                        http.add(req);
+                        (axum::http::StatusCode::OK, Vec::new())
+                    }
+                    Err(_) => (axum::http::StatusCode::BAD_REQUEST, Vec::new()),
+                }
+            }),
+        )
+        .route_service(
+            "/opentelemetry.proto.collector.trace.v1.TraceService/{*method}",
+            TraceServiceServer::new(GrpcReceiver(received)),
+        );
+    let (listener, addr) = loopback_listener();
+    serve_app(listener, app);
+    format!("http://{addr}")
 }
 
 fn find<'a>(spans: &'a [Span], what: &str, pred: impl Fn(&Span) -> bool) -> &'a Span {

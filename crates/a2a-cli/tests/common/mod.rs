@@ -198,3 +198,44 @@ pub async fn slow_task_working(url: &str, text: &str) -> String {
     }
     task_id.expect("a task")
 }
+
+/// Serves `app` on `listener` from a thread with its own runtime, for the rest of the test
+/// process (webhook receivers, key sets, cards served by someone else).
+pub fn serve_app(listener: std::net::TcpListener, app: axum::Router) {
+    listener.set_nonblocking(true).unwrap();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            let _ = axum::serve(listener, app).await;
+        });
+    });
+}
+
+/// A listener on a free loopback port, and its address.
+pub fn loopback_listener() -> (std::net::TcpListener, std::net::SocketAddr) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    (listener, addr)
+}
+
+/// The value of the sample `{family}{{{label}="{value}"}}` in the server's `/metrics`
+/// (0 when absent).
+pub fn metric(base: &str, family: &str, label: &str, value: &str) -> f64 {
+    let text = reqwest::blocking::get(format!("{base}/metrics"))
+        .and_then(|r| r.text())
+        .unwrap_or_default();
+    let prefix = format!("{family}{{{label}=\"{value}\"}} ");
+    text.lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0.0)
+}
+
+/// `a2a_connections_refused_total{reason}`.
+pub fn refused(base: &str, reason: &str) -> f64 {
+    metric(base, "a2a_connections_refused_total", "reason", reason)
+}

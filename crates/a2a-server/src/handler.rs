@@ -17,7 +17,7 @@ use tracing::Instrument;
 use crate::executor::CallContext;
 use crate::metrics::{RequestSeriesCache, SharedName};
 use crate::runtime::{StartRequest, TaskEventStream, TaskRuntime, store_failure, terminal_task};
-use crate::store::{StoreError, TaskEvent, TaskEventRecord, TaskQuery, TaskView};
+use crate::store::{StoreError, TaskEvent, TaskEventRecord, TaskQuery, TaskView, owner_in};
 use crate::telemetry;
 
 mod push;
@@ -405,11 +405,7 @@ impl RequestHandler {
         context_id: Option<&str>,
         call: &CallContext,
     ) -> Result<Task, A2aError> {
-        let snap = self.runtime.snapshot(&task_id, None).await?;
-        if !visible_to(snap.owner.as_ref(), call) {
-            return Err(A2aError::task_not_found(&task_id));
-        }
-        let task = snap.task;
+        let task = self.visible_snapshot(&task_id, None, call).await?.task;
         if task.status.state.is_terminal() {
             return Err(terminal_task(&task_id, task.status.state));
         }
@@ -433,29 +429,46 @@ impl RequestHandler {
         if call.principal.is_none() {
             return Ok(());
         }
-        let snap = self
-            .runtime
-            .store()
-            .get(task_id, Some(0))
+        self.visible_snapshot(task_id, Some(0), call)
             .await
-            .map_err(store_failure)?;
-        match snap {
-            Some(s) if visible_to(s.owner.as_ref(), call) => Ok(()),
-            _ => Err(A2aError::task_not_found(task_id)),
-        }
+            .map(drop)
     }
 
-    async fn snapshot(&self, task_id: &str, history: Option<usize>) -> Result<Task, A2aError> {
-        Ok(self.runtime.snapshot(task_id, history).await?.task)
+    /// The snapshot of `task_id` with at most `history` messages, if the caller may see the
+    /// task; else (or when there is no such task) `TaskNotFound`.
+    pub(crate) async fn visible_snapshot(
+        &self,
+        task_id: &str,
+        history: Option<usize>,
+        call: &CallContext,
+    ) -> Result<crate::store::TaskSnapshot, A2aError> {
+        let snap = self.runtime.snapshot(task_id, history).await?;
+        if visible_to(snap.owner.as_ref(), call) {
+            Ok(snap)
+        } else {
+            Err(A2aError::task_not_found(task_id))
+        }
     }
 
     /// The task to answer with: lent from the store's log when it keeps logs in memory (no
     /// copy of messages or artifacts), else read as a snapshot.
-    async fn answer(&self, task_id: &str, history: Option<usize>) -> Result<TaskAnswer, A2aError> {
+    /// With `call`, only a task its caller may see is answered (see [`Self::ensure_visible`]);
+    /// without, the task is the sender's own.
+    async fn answer(
+        &self,
+        task_id: &str,
+        history: Option<usize>,
+        call: Option<&CallContext>,
+    ) -> Result<TaskAnswer, A2aError> {
         let store = self.runtime.store();
         if store.lends_log() {
             match store.events_after(task_id, 0).await {
-                Ok(log) if matches!(log.first().map(|r| &r.event), Some(TaskEvent::Created(_))) => {
+                Ok(log)
+                    if matches!(log.first().map(|r| &r.event), Some(TaskEvent::Created(_)))
+                        && call.is_none_or(|c| {
+                            visible_to(owner_in(log.iter().map(|r| &r.event)), c)
+                        }) =>
+                {
                     return Ok(TaskAnswer::Log { log, history });
                 }
                 Ok(_) | Err(StoreError::NotFound(_)) => {
@@ -464,9 +477,10 @@ impl RequestHandler {
                 Err(e) => return Err(store_failure(e)),
             }
         }
-        Ok(TaskAnswer::Task(Box::new(
-            self.snapshot(task_id, history).await?,
-        )))
+        Ok(TaskAnswer::Task(Box::new(match call {
+            Some(call) => self.visible_snapshot(task_id, history, call).await?.task,
+            None => self.runtime.snapshot(task_id, history).await?.task,
+        })))
     }
 
     /// `SendMessage`: runs the message and, unless `returnImmediately`, waits until the task
@@ -537,7 +551,9 @@ impl RequestHandler {
         {
             return Ok(SendAnswer::Task(TaskAnswer::Log { log, history }));
         }
-        Ok(SendAnswer::Task(self.answer(&task_id, history).await?))
+        Ok(SendAnswer::Task(
+            self.answer(&task_id, history, None).await?,
+        ))
     }
 
     /// `SendStreamingMessage`: a single message event, or the task followed by its updates
@@ -610,8 +626,7 @@ impl RequestHandler {
         let operation = async {
             self.admit(call)?;
             req.validate()?;
-            self.ensure_visible(&req.id, call).await?;
-            self.answer(&req.id, self.history_limit(req.history_length))
+            self.answer(&req.id, self.history_limit(req.history_length), Some(call))
                 .await
         };
         self.observed("GetTask", call, Some(&req.id), answer_ids, operation)

@@ -306,6 +306,17 @@ pub struct TaskPushNotificationConfigRequest {
     pub id: String,
 }
 
+impl TaskPushNotificationConfigRequest {
+    /// Config `id` of task `task_id`.
+    pub fn new(task_id: impl Into<String>, id: impl Into<String>) -> Self {
+        Self {
+            tenant: None,
+            task_id: task_id.into(),
+            id: id.into(),
+        }
+    }
+}
+
 /// `ListTaskPushNotificationConfigs` parameters.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -341,6 +352,16 @@ pub struct ListTaskPushNotificationConfigsRequest {
         deserialize_with = "serde_util::opt_string::deserialize"
     )]
     pub page_token: Option<String>,
+}
+
+impl ListTaskPushNotificationConfigsRequest {
+    /// The configs of task `task_id`.
+    pub fn new(task_id: impl Into<String>) -> Self {
+        Self {
+            task_id: task_id.into(),
+            ..Self::default()
+        }
+    }
 }
 
 /// `ListTaskPushNotificationConfigs` result.

@@ -296,7 +296,7 @@ impl Transport for JsonRpcV1 {
         task_id: &str,
         id: &str,
     ) -> Result<a2a_types::TaskPushNotificationConfig, ClientError> {
-        let params = serde_json::json!({"taskId": task_id, "id": id});
+        let params = a2a_types::TaskPushNotificationConfigRequest::new(task_id, id);
         self.0.call(method::GET_PUSH_CONFIG, &params).await
     }
 
@@ -304,14 +304,14 @@ impl Transport for JsonRpcV1 {
         &self,
         task_id: &str,
     ) -> Result<Vec<a2a_types::TaskPushNotificationConfig>, ClientError> {
-        let params = serde_json::json!({"taskId": task_id});
+        let params = a2a_types::ListTaskPushNotificationConfigsRequest::new(task_id);
         let page: a2a_types::ListTaskPushNotificationConfigsResponse =
             self.0.call(method::LIST_PUSH_CONFIGS, &params).await?;
         Ok(page.configs)
     }
 
     async fn delete_push_config(&self, task_id: &str, id: &str) -> Result<(), ClientError> {
-        let params = serde_json::json!({"taskId": task_id, "id": id});
+        let params = a2a_types::TaskPushNotificationConfigRequest::new(task_id, id);
         let _: serde_json::Value = self.0.call(method::DELETE_PUSH_CONFIG, &params).await?;
         Ok(())
     }

@@ -135,8 +135,13 @@ impl JwtAuthenticator {
         Ok(())
     }
 
-    async fn key_for(&self, kid: Option<&str>) -> Option<(DecodingKey, Option<Algorithm>)> {
+    /// The key `kid` names, from a key set fetched less than 10 minutes ago: one read lock
+    /// per request.
+    async fn fresh_key(&self, kid: Option<&str>) -> Option<(DecodingKey, Option<Algorithm>)> {
         let keys = self.keys.read().await;
+        if keys.fetched.is_none_or(|t| t.elapsed() >= REFRESH_EVERY) {
+            return None;
+        }
         match kid {
             Some(id) => keys.by_id.get(id).cloned(),
             None => keys.anonymous.clone(),
@@ -189,21 +194,24 @@ impl Authenticator for JwtAuthenticator {
             return Err(invalid("its algorithm is not accepted"));
         }
         let kid = header.kid.as_deref();
-        let stale = self
-            .keys
-            .read()
-            .await
-            .fetched
-            .is_none_or(|t| t.elapsed() >= REFRESH_EVERY);
-        if stale {
-            self.refresh(Duration::ZERO).await?;
-        }
-        let (key, alg) = match self.key_for(kid).await {
+        let (key, alg) = match self.fresh_key(kid).await {
             Some(k) => k,
             None => {
-                // A key rotated in since the last fetch.
-                self.refresh(REFETCH_AT_MOST_EVERY).await?;
-                self.key_for(kid)
+                // Keys never fetched or old (refetch now), or a key rotated in since the
+                // last fetch (refetch at most every 30 s).
+                let stale = self
+                    .keys
+                    .read()
+                    .await
+                    .fetched
+                    .is_none_or(|t| t.elapsed() >= REFRESH_EVERY);
+                let min_age = if stale {
+                    Duration::ZERO
+                } else {
+                    REFETCH_AT_MOST_EVERY
+                };
+                self.refresh(min_age).await?;
+                self.fresh_key(kid)
                     .await
                     .ok_or_else(|| invalid("it is signed with an unknown key"))?
             }

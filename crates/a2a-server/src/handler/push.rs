@@ -43,14 +43,9 @@ impl RequestHandler {
             if config.id.as_deref().is_none_or(str::is_empty) {
                 config.id = Some(a2a_types::new_id());
             }
-            let store = self.runtime.store();
-            let Some(snap) = store.get(&task_id, Some(0)).await.map_err(store_failure)? else {
-                return Err(A2aError::task_not_found(&task_id));
-            };
-            if !super::visible_to(snap.owner.as_ref(), call) {
-                return Err(A2aError::task_not_found(&task_id));
-            }
-            store
+            let snap = self.visible_snapshot(&task_id, Some(0), call).await?;
+            self.runtime
+                .store()
                 .put_push_config(&task_id, &config)
                 .await
                 .map_err(|e| match e {
@@ -151,12 +146,12 @@ impl RequestHandler {
         task_id: &str,
         call: &CallContext,
     ) -> Result<Vec<TaskPushNotificationConfig>, A2aError> {
-        let store = self.runtime.store();
-        match store.get(task_id, Some(0)).await.map_err(store_failure)? {
-            Some(s) if super::visible_to(s.owner.as_ref(), call) => {}
-            _ => return Err(A2aError::task_not_found(task_id)),
-        }
-        store.push_configs(task_id).await.map_err(store_failure)
+        self.visible_snapshot(task_id, Some(0), call).await?;
+        self.runtime
+            .store()
+            .push_configs(task_id)
+            .await
+            .map_err(store_failure)
     }
 
     /// The push config given with a message, checked (before anything runs).

@@ -262,9 +262,7 @@ impl a2a_grpc::A2aService for GrpcEndpoint {
         let (metadata, extensions, req) = request.into_parts();
         let handler = self.handler(&req.tenant)?;
         let call = admit(handler, metadata, &extensions, &req.tenant).await?;
-        let mut get = a2a_types::TaskPushNotificationConfigRequest::default();
-        get.task_id = req.task_id;
-        get.id = req.id;
+        let get = a2a_types::TaskPushNotificationConfigRequest::new(req.task_id, req.id);
         let config = handler
             .get_push_config(get, &call)
             .await
@@ -279,8 +277,7 @@ impl a2a_grpc::A2aService for GrpcEndpoint {
         let (metadata, extensions, req) = request.into_parts();
         let handler = self.handler(&req.tenant)?;
         let call = admit(handler, metadata, &extensions, &req.tenant).await?;
-        let mut list = a2a_types::ListTaskPushNotificationConfigsRequest::default();
-        list.task_id = req.task_id;
+        let list = a2a_types::ListTaskPushNotificationConfigsRequest::new(req.task_id);
         let page = handler
             .list_push_configs(list, &call)
             .await
@@ -311,9 +308,7 @@ impl a2a_grpc::A2aService for GrpcEndpoint {
         let (metadata, extensions, req) = request.into_parts();
         let handler = self.handler(&req.tenant)?;
         let call = admit(handler, metadata, &extensions, &req.tenant).await?;
-        let mut delete = a2a_types::TaskPushNotificationConfigRequest::default();
-        delete.task_id = req.task_id;
-        delete.id = req.id;
+        let delete = a2a_types::TaskPushNotificationConfigRequest::new(req.task_id, req.id);
         handler
             .delete_push_config(delete, &call)
             .await

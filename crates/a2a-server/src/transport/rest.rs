@@ -88,6 +88,14 @@ fn json(status: StatusCode, body: &impl Serialize) -> Response {
     }
 }
 
+/// `result` as a response: its value as JSON, or its error.
+fn reply<T: Serialize>(result: Result<T, A2aError>) -> Response {
+    match result {
+        Ok(body) => ok(&body),
+        Err(e) => fail(&e),
+    }
+}
+
 fn ok(body: &impl Serialize) -> Response {
     json(StatusCode::OK, body)
 }
@@ -212,10 +220,7 @@ async fn list(
         Box::pin(ep.handler.list_tasks(req, &call)).await
     }
     .await;
-    match result {
-        Ok(page) => ok(&page),
-        Err(e) => fail(&e),
-    }
+    reply(result)
 }
 
 /// `GET /tasks/{id}` (or `GET /tasks/{id}:subscribe`, which some clients use).
@@ -238,10 +243,7 @@ async fn task_get(
         ep.handler.get_task_answer(req, &call).await
     }
     .await;
-    match result {
-        Ok(task) => ok(&task),
-        Err(e) => fail(&e),
-    }
+    reply(result)
 }
 
 /// `POST /tasks/{id}:cancel` and `POST /tasks/{id}:subscribe`.
@@ -300,10 +302,7 @@ async fn push_create(
     };
     let mut config = config.unwrap_or_default();
     config.task_id = Some(task_id);
-    match ep.handler.create_push_config(config, &call).await {
-        Ok(config) => ok(&config),
-        Err(e) => fail(&e),
-    }
+    reply(ep.handler.create_push_config(config, &call).await)
 }
 
 /// `GET /tasks/{id}/pushNotificationConfigs`.
@@ -316,15 +315,11 @@ async fn push_list(
 ) -> Response {
     let result = async {
         let call = admit(headers, &uri, peer)?;
-        let mut req = ListTaskPushNotificationConfigsRequest::default();
-        req.task_id = task_id;
+        let req = ListTaskPushNotificationConfigsRequest::new(task_id);
         ep.handler.list_push_configs(req, &call).await
     }
     .await;
-    match result {
-        Ok(page) => ok(&page),
-        Err(e) => fail(&e),
-    }
+    reply(result)
 }
 
 /// `GET /tasks/{id}/pushNotificationConfigs/{configId}`.
@@ -337,16 +332,11 @@ async fn push_get(
 ) -> Response {
     let result = async {
         let call = admit(headers, &uri, peer)?;
-        let mut req = TaskPushNotificationConfigRequest::default();
-        req.task_id = task_id;
-        req.id = id;
+        let req = TaskPushNotificationConfigRequest::new(task_id, id);
         ep.handler.get_push_config(req, &call).await
     }
     .await;
-    match result {
-        Ok(config) => ok(&config),
-        Err(e) => fail(&e),
-    }
+    reply(result)
 }
 
 /// `DELETE /tasks/{id}/pushNotificationConfigs/{configId}`: an empty object.
@@ -359,16 +349,11 @@ async fn push_delete(
 ) -> Response {
     let result = async {
         let call = admit(headers, &uri, peer)?;
-        let mut req = TaskPushNotificationConfigRequest::default();
-        req.task_id = task_id;
-        req.id = id;
+        let req = TaskPushNotificationConfigRequest::new(task_id, id);
         ep.handler.delete_push_config(req, &call).await
     }
     .await;
-    match result {
-        Ok(()) => ok(&serde_json::json!({})),
-        Err(e) => fail(&e),
-    }
+    reply(result.map(|()| serde_json::json!({})))
 }
 
 async fn extended_card(

@@ -1,4 +1,4 @@
-//! Signed agent cards: `a2a serve --card-signing-key` signs every card (JCS + JWS, ES256) and
+//! Signed agent cards: `a2a serve --signing-key` signs every card (JCS + JWS, ES256) and
 //! publishes the key at `/.well-known/jwks.json`; `a2a card --verify` accepts the card as
 //! served and rejects an altered or unsigned one.
 
@@ -30,9 +30,9 @@ fn signed_cards_verify_and_altered_ones_do_not() {
     // A test-only P-256 key.
     let key = format!("{FIXTURES}/jwt-es256.pem");
     let s = serve(&[
-        "--card-signing-key",
+        "--signing-key",
         &key,
-        "--card-signing-kid",
+        "--signing-kid",
         "k1",
         "--store",
         "memory",

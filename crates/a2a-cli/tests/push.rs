@@ -1,7 +1,8 @@
 //! Push notifications against a real webhook receiver started by the test: every event of a
 //! task arrives in order with the config's credentials; a receiver that is down at first
 //! gets everything once it is up; a receiver that does not answer does not hold the agent
-//! up; inner addresses are refused; the four config operations work.
+//! up; inner addresses are refused; the four config operations work; with a signing key
+//! each notification carries a signature that verifies with the agent's published key.
 
 mod common;
 
@@ -12,10 +13,14 @@ use axum::http::HeaderMap;
 use common::*;
 use serde_json::{Value, json};
 
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
+
 /// One request the receiver got.
 #[derive(Debug, Clone)]
 struct Received {
     authorization: Option<String>,
+    signature: Option<String>,
+    raw: axum::body::Bytes,
     token: Option<String>,
     content_type: Option<String>,
     body: Value,
@@ -48,9 +53,11 @@ impl Receiver {
                     };
                     sink.lock().unwrap().push(Received {
                         authorization: text("authorization"),
+                        signature: text("x-a2a-notification-signature"),
                         token: text("x-a2a-notification-token"),
                         content_type: text("content-type"),
                         body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+                        raw: body,
                     });
                     "ok"
                 }
@@ -211,6 +218,78 @@ fn every_event_arrives_in_order_with_the_configs_credentials() {
     );
     assert_eq!(unknown["error"]["code"], -32001, "{unknown}");
     assert!(deliveries(&s.base, "delivered") >= got.len() as f64);
+}
+
+#[test]
+fn notifications_are_signed_with_the_key_the_agent_publishes() {
+    use a2a_client::signature::{SignatureError, verify_notification};
+    let (l, addr) = loopback_listener();
+    let receiver = Receiver::start(l, None);
+    let key = format!("{FIXTURES}/jwt-es256.pem");
+    let s = serve(&[
+        "--agent",
+        "slow",
+        "--push-allow",
+        "127.0.0.1",
+        "--signing-key",
+        &key,
+        "--signing-kid",
+        "push-k1",
+    ]);
+    let url = format!("http://{addr}/hook");
+    let task_id = send_with_push(&s.base, "0.2", &url, true);
+    let got = receiver.wait_for_state("TASK_STATE_COMPLETED", Duration::from_secs(20));
+    let jwks_url = format!("{}/.well-known/jwks.json", s.base);
+    let keys: jsonwebtoken::jwk::JwkSet =
+        reqwest::blocking::get(&jwks_url).unwrap().json().unwrap();
+    let mut jtis = std::collections::HashSet::new();
+    for r in &got {
+        let signature = r.signature.as_deref().expect("a signature header");
+        let header = jsonwebtoken::decode_header(signature).unwrap();
+        assert_eq!(header.kid.as_deref(), Some("push-k1"));
+        assert_eq!(header.jku.as_deref(), Some(jwks_url.as_str()));
+        let claims = verify_notification(signature, &r.raw, &url, &keys)
+            .unwrap_or_else(|e| panic!("{e}: {}", r.body));
+        assert_eq!(claims.task_id, task_id);
+        assert!(claims.exp > claims.iat);
+        assert!(jtis.insert(claims.jti), "a jti was used twice");
+    }
+    // A body altered on the way, a signature replayed to another webhook, and a key the
+    // agent does not publish are all refused.
+    let first = &got[0];
+    let signature = first.signature.as_deref().unwrap();
+    let mut altered = first.raw.to_vec();
+    let at = altered.iter().position(|b| *b == b'{').unwrap() + 1;
+    altered.insert(at, b' ');
+    assert!(matches!(
+        verify_notification(signature, &altered, &url, &keys),
+        Err(SignatureError::Mismatch)
+    ));
+    assert!(matches!(
+        verify_notification(
+            signature,
+            &first.raw,
+            "http://elsewhere.example/hook",
+            &keys
+        ),
+        Err(SignatureError::WrongAudience)
+    ));
+    // A forgery: the same claims and key id, signed by a key the agent does not publish.
+    let claims = verify_notification(signature, &first.raw, &url, &keys).unwrap();
+    let rogue = std::fs::read(format!("{FIXTURES}/jwt-rogue.pem")).unwrap();
+    let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::ES256);
+    header.kid = Some("push-k1".into());
+    let forged = jsonwebtoken::encode(
+        &header,
+        &json!({"iat": claims.iat, "exp": claims.exp, "jti": claims.jti, "aud": url,
+            "task_id": task_id, "request_body_sha256": claims.request_body_sha256}),
+        &jsonwebtoken::EncodingKey::from_ec_pem(&rogue).unwrap(),
+    )
+    .unwrap();
+    assert!(matches!(
+        verify_notification(&forged, &first.raw, &url, &keys),
+        Err(SignatureError::Mismatch)
+    ));
 }
 
 #[test]

@@ -1,6 +1,8 @@
 //! Verifying signed agent cards (spec §8.4.3): each signature is a JWS over the card as
 //! received, without `signatures`, canonicalized with JCS (RFC 8785); the key comes from the
 //! signature's `jku` (a JWK Set) or from keys the caller trusts.
+//!
+//! Also verifying signed push notifications ([`verify_notification`]), for webhook receivers.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
@@ -29,8 +31,81 @@ pub enum SignatureError {
         reason: String,
     },
     /// The signature does not match the card: it was altered, or signed by another key.
-    #[error("the card signature does not match its content (altered card, or another key)")]
+    #[error("the signature does not match the content (altered, or signed by another key)")]
     Mismatch,
+    /// A notification's signature is past its `exp`.
+    #[error("the notification's signature has expired")]
+    Expired,
+    /// A notification's signature was made for another webhook (`aud`).
+    #[error("the notification was signed for another webhook")]
+    WrongAudience,
+}
+
+/// What a verified push notification's signature says.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[non_exhaustive]
+pub struct NotificationClaims {
+    /// The task the notification is about.
+    pub task_id: String,
+    /// The webhook it was sent to.
+    pub aud: String,
+    /// When it was signed (seconds since the epoch).
+    pub iat: u64,
+    /// Until when the signature is valid.
+    pub exp: u64,
+    /// Unique per signed request: a receiver may keep recent ones to refuse replays.
+    pub jti: String,
+    /// The hex SHA-256 of the body (already checked).
+    pub request_body_sha256: String,
+}
+
+/// Verifies a push notification as a webhook receiver got it: `signature` is the value of
+/// [`a2a_types::NOTIFICATION_SIGNATURE_HEADER`], `body` the raw request body, `webhook_url`
+/// the URL the receiver registered (the signature's audience), `keys` the agent's JWK Set.
+/// Checks the key, the signature, the time window (60 s of clock skew allowed), the
+/// audience, and that the body is the one signed.
+pub fn verify_notification(
+    signature: &str,
+    body: &[u8],
+    webhook_url: &str,
+    keys: &JwkSet,
+) -> Result<NotificationClaims, SignatureError> {
+    let malformed = |e: &dyn std::fmt::Display| SignatureError::Malformed(e.to_string());
+    let header = jsonwebtoken::decode_header(signature).map_err(|e| malformed(&e))?;
+    if matches!(
+        header.alg,
+        jsonwebtoken::Algorithm::HS256
+            | jsonwebtoken::Algorithm::HS384
+            | jsonwebtoken::Algorithm::HS512
+    ) {
+        return Err(malformed(&"symmetric algorithms are not accepted"));
+    }
+    let kid = header.kid.unwrap_or_default();
+    let jwk = keys
+        .keys
+        .iter()
+        .find(|k| k.common.key_id.as_deref().unwrap_or_default() == kid)
+        .ok_or_else(|| SignatureError::UnknownKey(kid.clone()))?;
+    let key = jsonwebtoken::DecodingKey::from_jwk(jwk).map_err(|e| malformed(&e))?;
+    let mut validation = jsonwebtoken::Validation::new(header.alg);
+    validation.set_audience(&[webhook_url]);
+    validation.set_required_spec_claims(&["exp", "aud"]);
+    validation.leeway = 60;
+    let claims = jsonwebtoken::decode::<NotificationClaims>(signature, &key, &validation)
+        .map_err(|e| match e.kind() {
+            jsonwebtoken::errors::ErrorKind::InvalidSignature => SignatureError::Mismatch,
+            jsonwebtoken::errors::ErrorKind::ExpiredSignature => SignatureError::Expired,
+            jsonwebtoken::errors::ErrorKind::InvalidAudience => SignatureError::WrongAudience,
+            _ => malformed(&e),
+        })?
+        .claims;
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(body);
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    if !hex.eq_ignore_ascii_case(&claims.request_body_sha256) {
+        return Err(SignatureError::Mismatch);
+    }
+    Ok(claims)
 }
 
 /// One signature's protected header.

@@ -1,6 +1,7 @@
 //! Signing agent cards (spec §8.4): the card as served, without `signatures`, canonicalized
 //! with JCS (RFC 8785), signed as a JWS with detached payload; the public key is served as a
-//! JWK Set that the signature's `jku` names.
+//! JWK Set that the signature's `jku` names. The same key signs push notifications
+//! ([`CardSigner::sign_jwt`], see [`a2a_types::NOTIFICATION_SIGNATURE_HEADER`]).
 
 use std::sync::Arc;
 
@@ -20,7 +21,7 @@ pub enum CardSigningError {
     BadKey(String),
 }
 
-/// Signs cards with one ES256 key.
+/// Signs cards (and push notifications) with one ES256 key.
 pub struct CardSigner {
     key: jsonwebtoken::EncodingKey,
     kid: String,
@@ -88,6 +89,30 @@ impl CardSigner {
                 json!([{"protected": protected, "signature": signature}]),
             );
         }
+    }
+}
+
+impl CardSigner {
+    /// The key id.
+    pub fn kid(&self) -> &str {
+        &self.kid
+    }
+
+    /// A compact JWS (a JWT, ES256) of `claims`, naming `jku` when given.
+    pub fn sign_jwt(&self, claims: &Value, jku: Option<&str>) -> Option<String> {
+        let mut header = json!({"alg": "ES256", "typ": "JWT", "kid": self.kid});
+        if let Some(jku) = jku {
+            header["jku"] = jku.into();
+        }
+        let input = format!(
+            "{}.{}",
+            B64.encode(header.to_string()),
+            B64.encode(claims.to_string())
+        );
+        let signature =
+            jsonwebtoken::crypto::sign(input.as_bytes(), &self.key, jsonwebtoken::Algorithm::ES256)
+                .ok()?;
+        Some(format!("{input}.{signature}"))
     }
 }
 

@@ -61,6 +61,15 @@ pub const VERSION_HEADER: &str = "A2A-Version";
 /// The service-parameter (HTTP header) listing requested extensions.
 pub const EXTENSIONS_HEADER: &str = "A2A-Extensions";
 
+/// The header of a push notification carrying the config's `token`.
+pub const NOTIFICATION_TOKEN_HEADER: &str = "X-A2A-Notification-Token";
+
+/// The header of a push notification carrying the agent's signature: a JWT (ES256) whose
+/// claims bind the request body (`request_body_sha256`, hex), the webhook (`aud`), the task
+/// (`task_id`) and a time window (`iat`, `exp`), signed with the key the agent publishes in
+/// its JWK Set (the header's `kid`, and `jku` when the agent knows its public address).
+pub const NOTIFICATION_SIGNATURE_HEADER: &str = "X-A2A-Notification-Signature";
+
 /// A new unique id, for messages, tasks, contexts and artifacts: a UUID v7, whose leading
 /// bits are the creation time, so ids made one after another sort together. Stores index
 /// tasks by id; time-ordered ids land on the same few index pages instead of a random page

@@ -175,19 +175,20 @@ pub(crate) struct ServeArgs {
     /// The private key of --tls-cert (PEM: PKCS#8, PKCS#1 or SEC1).
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     tls_key: Option<std::path::PathBuf>,
-    /// Sign every served agent card (JCS + JWS, ES256) with this P-256 private key (PKCS#8
-    /// PEM); the public key is served at /.well-known/jwks.json, which each signature's
-    /// `jku` names.
-    #[arg(long, value_name = "FILE")]
-    card_signing_key: Option<std::path::PathBuf>,
-    /// The key id (`kid`) of --card-signing-key.
+    /// Sign every served agent card (JCS + JWS, ES256) and every push notification (a JWT
+    /// in X-A2A-Notification-Signature) with this P-256 private key (PKCS#8 PEM); the public
+    /// key is served at /.well-known/jwks.json, which each signature's `jku` names.
+    #[arg(long, value_name = "FILE", alias = "card-signing-key")]
+    signing_key: Option<std::path::PathBuf>,
+    /// The key id (`kid`) of --signing-key.
     #[arg(
         long,
         value_name = "KID",
         default_value = "card-key-1",
-        requires = "card_signing_key"
+        requires = "signing_key",
+        alias = "card-signing-kid"
     )]
-    card_signing_kid: String,
+    signing_kid: String,
     /// Do not send push notifications (the agents' cards then say `pushNotifications:
     /// false`, and the push-config operations answer PushNotificationNotSupported).
     #[arg(long)]
@@ -347,12 +348,12 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let mut options = ServeOptions::default();
     options.public_url = set.public_url.clone();
     options.metrics = !args.no_metrics;
-    if let Some(path) = &args.card_signing_key {
-        let pem = std::fs::read(path)
-            .with_context(|| format!("--card-signing-key {}", path.display()))?;
+    if let Some(path) = &args.signing_key {
+        let pem =
+            std::fs::read(path).with_context(|| format!("--signing-key {}", path.display()))?;
         options.card_signer = Some(
-            a2a_server::card_signing::CardSigner::from_ec_pem(&pem, &args.card_signing_kid)
-                .with_context(|| format!("--card-signing-key {}", path.display()))?,
+            a2a_server::card_signing::CardSigner::from_ec_pem(&pem, &args.signing_kid)
+                .with_context(|| format!("--signing-key {}", path.display()))?,
         );
     }
     options.card_compat = match args.card_compat {
@@ -398,6 +399,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let grpc_banner = grpc_listener.as_ref().and(options.grpc_address.clone());
 
     let db = open_store(&set.store).await?;
+    let signing_key = options.card_signer.clone();
     let mut host = AgentHost::new(options);
     let agents: Vec<ConfiguredAgent> = match (&file, &args.agent) {
         (Some(config), _) => {
@@ -430,23 +432,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     if agents.is_empty() && file.as_ref().is_none_or(|c| c.agents.is_empty()) {
         bail!("no agents to serve: the config file declares none ([[agents]])");
     }
-    let names: Vec<String> = agents.iter().map(|a| a.id.clone()).collect();
-    let mut in_memory = Vec::new();
-    let shared = policy::shared(&args)?;
-    for agent in &agents {
-        let (handler, memory) = handler_for(agent, db.as_ref(), &args, shared.clone());
-        in_memory.extend(memory.map(|store| (store, handler.clone())));
-        let hosted = HostAgent {
-            id: agent.id.clone(),
-            handler,
-        };
-        host = if args.agent.is_some() {
-            host.root(hosted)
-        } else {
-            host.agent(hosted)
-        };
-    }
-
+    // Bound before the agents are built: push signatures name the address in `jku`.
     let addr: SocketAddr = format!("{}:{}", set.listen_host, set.port)
         .parse()
         .or_else(|_| {
@@ -468,6 +454,33 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         };
         format!("{scheme}://{local}")
     });
+    let names: Vec<String> = agents.iter().map(|a| a.id.clone()).collect();
+    let mut in_memory = Vec::new();
+    let push_signer = signing_key.map(|key| {
+        a2a_server::push::PushSigner::new(
+            key,
+            Some(format!(
+                "{}{}",
+                base.trim_end_matches('/'),
+                a2a_server::card_signing::JWKS_PATH
+            )),
+        )
+    });
+    let shared = policy::shared(&args, push_signer)?;
+    for agent in &agents {
+        let (handler, memory) = handler_for(agent, db.as_ref(), &args, shared.clone());
+        in_memory.extend(memory.map(|store| (store, handler.clone())));
+        let hosted = HostAgent {
+            id: agent.id.clone(),
+            handler,
+        };
+        host = if args.agent.is_some() {
+            host.root(hosted)
+        } else {
+            host.agent(hosted)
+        };
+    }
+
     // Write the banner without panicking if nobody reads stdout any more.
     let mut banner = match &args.agent {
         Some(name) => format!(

@@ -8,7 +8,8 @@
 //! [`PushSettings::give_up_after`]. A 4xx answer other than 408 and 429 is final for that
 //! event. Each POST carries one `StreamResponse` (HTTP+JSON shapes, `application/a2a+json`),
 //! `Authorization: {scheme} {credentials}` when the config has authentication, and
-//! `X-A2A-Notification-Token` when it has a token.
+//! `X-A2A-Notification-Token` when it has a token, and with a [`PushSigner`] a signature in
+//! `X-A2A-Notification-Signature` (see [`a2a_types::NOTIFICATION_SIGNATURE_HEADER`]).
 
 pub mod guard;
 
@@ -39,7 +40,52 @@ pub struct PushSettings {
     /// An event still undelivered this long after its first attempt is given up (default
     /// 15 minutes).
     pub give_up_after: Duration,
+    /// Signs each notification, when set.
+    pub signer: Option<PushSigner>,
 }
+
+/// How long a notification's signature is valid after it is made.
+const SIGNATURE_LIFETIME_SECS: u64 = 300;
+
+/// The key that signs push notifications, and where its JWK Set is published.
+#[derive(Debug, Clone)]
+pub struct PushSigner {
+    key: Arc<crate::card_signing::CardSigner>,
+    jku: Option<String>,
+}
+
+impl PushSigner {
+    /// Signs with `key`; `jku`, when known, is the public URL of the JWK Set with its public
+    /// half (the server's [`JWKS_PATH`](crate::card_signing::JWKS_PATH)).
+    pub fn new(key: Arc<crate::card_signing::CardSigner>, jku: Option<String>) -> Self {
+        Self { key, jku }
+    }
+
+    /// The signature header's value for `body` posted to `url` about `task_id`: a JWT with
+    /// the body's SHA-256, the webhook as audience, a fresh `jti` and a five-minute window.
+    fn sign(&self, task_id: &str, url: &str, body_sha256: &str) -> Option<String> {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let claims = serde_json::json!({
+            "iat": now,
+            "exp": now + SIGNATURE_LIFETIME_SECS,
+            "jti": a2a_types::new_id(),
+            "aud": url,
+            "task_id": task_id,
+            "request_body_sha256": body_sha256,
+        });
+        self.key.sign_jwt(&claims, self.jku.as_deref())
+    }
+}
+
+impl PartialEq for PushSigner {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.key, &other.key) && self.jku == other.jku
+    }
+}
+
+impl Eq for PushSigner {}
 
 impl Default for PushSettings {
     fn default() -> Self {
@@ -49,6 +95,7 @@ impl Default for PushSettings {
             initial_backoff: Duration::from_millis(500),
             max_backoff: Duration::from_secs(30),
             give_up_after: Duration::from_secs(15 * 60),
+            signer: None,
         }
     }
 }
@@ -203,6 +250,14 @@ impl PushDelivery {
         let started = tokio::time::Instant::now();
         let mut backoff = settings.initial_backoff;
         let mut attempt = 0u32;
+        let body_sha256 = settings.signer.as_ref().map(|_| {
+            use sha2::Digest as _;
+            let digest = sha2::Sha256::digest(&body);
+            digest
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect::<String>()
+        });
         loop {
             attempt += 1;
             let mut req = self
@@ -219,7 +274,14 @@ impl PushDelivery {
                 req = req.header(reqwest::header::AUTHORIZATION, value);
             }
             if let Some(token) = &config.token {
-                req = req.header("X-A2A-Notification-Token", token);
+                req = req.header(a2a_types::NOTIFICATION_TOKEN_HEADER, token);
+            }
+            // Signed afresh for each attempt: a retry hours later still carries a valid
+            // window.
+            if let (Some(signer), Some(hash)) = (&settings.signer, &body_sha256)
+                && let Some(signature) = signer.sign(task_id, &config.url, hash)
+            {
+                req = req.header(a2a_types::NOTIFICATION_SIGNATURE_HEADER, signature);
             }
             let failure = match self.send_checked(req, &config.url).await {
                 Ok(status) if status.is_success() => {

@@ -18,7 +18,10 @@ pub(super) struct Shared {
 }
 
 /// The shared bounds, push delivery and authenticator the flags ask for.
-pub(super) fn shared(args: &ServeArgs) -> anyhow::Result<Shared> {
+pub(super) fn shared(
+    args: &ServeArgs,
+    push_signer: Option<a2a_server::push::PushSigner>,
+) -> anyhow::Result<Shared> {
     let streams = match args.max_streams_per_caller {
         Some(0) => bail!("--max-streams-per-caller must be at least 1"),
         Some(n) => Some(a2a_server::CallerStreams::new(n)),
@@ -38,6 +41,7 @@ pub(super) fn shared(args: &ServeArgs) -> anyhow::Result<Shared> {
         let mut settings = a2a_server::push::PushSettings::default();
         settings.policy.allowed_hosts = args.push_allow.clone();
         settings.policy.allow_private = args.push_allow_private;
+        settings.signer = push_signer;
         Some(a2a_server::push::PushDelivery::new(settings)?)
     };
     Ok(Shared {

@@ -2,7 +2,8 @@
 //! task arrives in order with the config's credentials; a receiver that is down at first
 //! gets everything once it is up; a receiver that does not answer does not hold the agent
 //! up; inner addresses are refused; the four config operations work; with a signing key
-//! each notification carries a signature that verifies with the agent's published key.
+//! each notification carries a signature that verifies with the agent's published key; the
+//! deliveries of a killed process are resumed by the one that takes over its tasks.
 
 mod common;
 
@@ -454,4 +455,111 @@ fn the_command_line_manages_configs_on_every_binding() {
     let o = a2a(&["push", "create", &s.base, &task_id, "http://10.0.0.1/hook"]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("private"), "{}", stderr(&o));
+}
+
+/// Until `receiver` has the `progress` artifact of `task_id`.
+fn wait_for_progress(receiver: &Receiver, task_id: &str) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !receiver.received().iter().any(|r| {
+        r.body["artifactUpdate"]["taskId"] == task_id
+            && r.body["artifactUpdate"]["artifact"]["name"] == "progress"
+    }) {
+        assert!(Instant::now() < deadline, "no progress notification");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Starts a long task with a webhook on `victim` and a short one that completes, kills the
+/// victim once the long one's `progress` was delivered; the survivor (whose log is
+/// `survivor_log`) must fail the long task and deliver that to the webhook, after the
+/// events delivered before, and leave the finished task's webhook alone.
+fn unfinished_deliveries_resume(
+    victim: Server,
+    survivor: impl FnOnce() -> (Server, std::sync::mpsc::Receiver<String>),
+) {
+    let (l, addr) = loopback_listener();
+    let receiver = Receiver::start(l, None);
+    let url = format!("http://{addr}/hook");
+    let finished = send_with_push(&victim.base, "0.1", &url, true);
+    let long = send_with_push(&victim.base, "60", &url, false);
+    wait_for_progress(&receiver, &long);
+    drop(victim); // SIGKILL
+
+    let (_survivor, log) = survivor();
+    // Every line up to the resumption of the long task's deliveries, kept.
+    let mut lines = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !lines
+        .iter()
+        .any(|l: &String| l.contains("resumed push deliveries") && l.contains(&long))
+    {
+        let left = deadline
+            .checked_duration_since(Instant::now())
+            .expect("the survivor did not resume the deliveries");
+        lines.extend(log.recv_timeout(left).ok());
+    }
+    let got = receiver.wait_for_state("TASK_STATE_FAILED", Duration::from_secs(30));
+    let of_long: Vec<&Received> = got
+        .iter()
+        .filter(|r| {
+            let about = r.body.as_object().unwrap().values().next().unwrap();
+            about.get("taskId").or_else(|| about.get("id")) == Some(&json!(long))
+        })
+        .collect();
+    assert_eq!(kinds(&got)[..1], ["task".to_owned()]);
+    let failed = of_long.last().unwrap();
+    assert_eq!(
+        failed.body["statusUpdate"]["status"]["state"], "TASK_STATE_FAILED",
+        "{of_long:?}"
+    );
+    let reason = failed.body["statusUpdate"]["status"]["message"].to_string();
+    assert!(reason.contains("stopped"), "{reason}");
+    // What was delivered before the kill came first (resending some is at-least-once).
+    assert!(of_long[0].body.get("task").is_some(), "{of_long:?}");
+    // The finished task's webhook had everything: nothing was resumed for it.
+    lines.extend(log.try_iter());
+    let others: Vec<&String> = lines.iter().filter(|l| l.contains(&finished)).collect();
+    assert!(
+        others.iter().all(|l| !l.contains("resumed push")),
+        "{others:?}"
+    );
+    for r in &of_long {
+        assert_eq!(r.authorization.as_deref(), Some("Bearer s3cret"));
+    }
+}
+
+#[test]
+fn a_restarted_process_resumes_the_deliveries_it_left_unfinished() {
+    let store = temp_store();
+    let args = [
+        "--agent",
+        "slow",
+        "--store",
+        store.as_str(),
+        "--lease-expiry",
+        "1",
+        "--push-allow",
+        "127.0.0.1",
+    ];
+    unfinished_deliveries_resume(serve(&args), || serve_logged(&args, "info"));
+}
+
+#[test]
+fn a_replica_resumes_the_deliveries_of_a_killed_replica() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let Some(url) = runtime.block_on(postgres_store()) else {
+        return;
+    };
+    let args = [
+        "--agent",
+        "slow",
+        "--store",
+        url.as_str(),
+        "--lease-expiry",
+        "1",
+        "--push-allow",
+        "127.0.0.1",
+    ];
+    let survivor = serve_logged(&args, "info");
+    unfinished_deliveries_resume(serve(&args), move || survivor);
 }

@@ -1,5 +1,6 @@
 //! Store upkeep: keeping this process's task leases, failing the tasks of processes that
-//! stopped, expiring tasks left waiting for input, deleting old finished tasks.
+//! stopped and resuming their push deliveries, expiring tasks left waiting for input,
+//! deleting old finished tasks.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -16,7 +17,8 @@ type Handlers = BTreeMap<String, Arc<RequestHandler>>;
 
 /// Every `leases.heartbeat`: beats for this process; recovers, through the agent's runtime
 /// (so that subscribers hear it), every SUBMITTED or WORKING task whose process has been
-/// silent for `leases.expiry` (re-run when the agent is safe to retry, else failed);
+/// silent for `leases.expiry` (re-run when the agent is safe to retry, else failed), and
+/// resumes the push deliveries such processes left unfinished;
 /// cancels tasks waiting for input longer than `retention.idle_interrupted`; deletes
 /// finished tasks older than `retention.terminal`. Each step logs its own failure and the
 /// others still run. Runs until the returned task is aborted.
@@ -35,6 +37,7 @@ pub fn keep_store(
                 tracing::warn!(error = %e, "task store heartbeat failed");
             }
             fail_abandoned(&db, &handlers, leases.expiry).await;
+            resume_push(&db, &handlers, leases.expiry).await;
             if let Some(idle) = retention.idle_interrupted {
                 expire_idle(&db, &handlers, idle).await;
             }
@@ -82,6 +85,45 @@ async fn fail_abandoned(db: &SqlTaskStore, handlers: &Handlers, expiry: Duration
             Ok(_) => {}
             Err(e) => {
                 tracing::warn!(task_id = %t.task_id, error = %e, "could not recover an abandoned task")
+            }
+        }
+    }
+}
+
+/// Takes over the push deliveries of stopped processes: each resumes after the last event
+/// its process recorded as delivered (at-least-once: a few may be sent twice).
+async fn resume_push(db: &SqlTaskStore, handlers: &Handlers, expiry: Duration) {
+    let orphans = match db.orphaned_push(expiry, SWEEP_LIMIT).await {
+        Ok(o) => o,
+        Err(e) => {
+            tracing::warn!(error = %e, "looking for unfinished push deliveries failed");
+            return;
+        }
+    };
+    for o in orphans {
+        // Another host's agent: that host resumes it.
+        let Some(handler) = handlers.get(&o.agent_id) else {
+            continue;
+        };
+        match db.claim_push(&o).await {
+            Ok(true) => {}
+            Ok(false) => continue, // another process took it
+            Err(e) => {
+                tracing::warn!(task_id = %o.task_id, error = %e, "could not claim a push delivery");
+                continue;
+            }
+        }
+        match handler
+            .resume_push(&o.task_id, &o.config_id, o.delivered_seq)
+            .await
+        {
+            Ok(true) => tracing::info!(
+                agent = %o.agent_id, task_id = %o.task_id, config = %o.config_id, owner = %o.owner,
+                after_seq = o.delivered_seq, "resumed push deliveries left by a stopped process"
+            ),
+            Ok(false) => {}
+            Err(e) => {
+                tracing::warn!(task_id = %o.task_id, error = %e, "could not resume push deliveries")
             }
         }
     }

@@ -6,6 +6,11 @@
 //! lost machine): [`SqlTaskStore::abandoned`] finds it, and the host fails it through its
 //! runtime so that subscribers hear about it. One heartbeat write per process per interval
 //! renews the leases of all its tasks at once.
+//!
+//! Push deliveries have leases of their own: each config names the process delivering to
+//! it and the last event delivered. [`SqlTaskStore::orphaned_push`] finds the configs with
+//! events left to deliver whose process stopped, and [`SqlTaskStore::claim_push`] hands one
+//! to this process, which resumes after the last event delivered.
 
 use std::time::Duration;
 
@@ -54,6 +59,22 @@ pub struct AbandonedTask {
     /// Its log position when found.
     pub seq: u64,
     /// The instance that ran it.
+    pub owner: String,
+}
+
+/// A push config whose delivering process stopped with events left to deliver.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct OrphanedPush {
+    /// The agent whose task it is.
+    pub agent_id: String,
+    /// The task.
+    pub task_id: String,
+    /// The config's id.
+    pub config_id: String,
+    /// The last event delivered (resume after it).
+    pub delivered_seq: u64,
+    /// The process that was delivering.
     pub owner: String,
 }
 
@@ -122,12 +143,69 @@ impl SqlTaskStore {
                 owner: r.try_get("owner").map_err(backend)?,
             });
         }
-        // Instances silent for a hundred expiries own nothing running any more.
+        // Instances silent for a hundred expiries own nothing running any more (their push
+        // configs are found by `orphaned_push` before: it needs no instance row).
         sqlx::query("DELETE FROM a2a_instances WHERE heartbeat_ms < $1")
             .bind(now_ms().saturating_sub(millis(expiry).saturating_mul(100)))
             .execute(&self.pool)
             .await
             .map_err(backend)?;
         Ok(out)
+    }
+
+    /// Push configs, of every agent, with events left to deliver (the task's log goes on
+    /// past the last delivered) whose delivering process has been silent for `expiry` (or
+    /// is gone), at most `limit` of them. Configs claimed less than `expiry` ago are left
+    /// alone: their process may not have beaten yet.
+    pub async fn orphaned_push(
+        &self,
+        expiry: Duration,
+        limit: usize,
+    ) -> Result<Vec<OrphanedPush>, StoreError> {
+        let cutoff = now_ms().saturating_sub(millis(expiry));
+        let rows = sqlx::query(&format!(
+            "SELECT c.agent_id, c.task_id, c.config_id, c.delivered_seq, c.delivery_owner
+             FROM a2a_push_configs c
+             JOIN a2a_tasks t ON t.agent_id = c.agent_id AND t.id = c.task_id
+             LEFT JOIN a2a_instances i ON i.instance_id = c.delivery_owner
+             WHERE c.delivered_seq < t.seq AND c.claimed_ms < $1 AND c.delivery_owner <> $2
+               AND (i.heartbeat_ms IS NULL OR i.heartbeat_ms < $1)
+             LIMIT {limit}"
+        ))
+        .bind(cutoff)
+        .bind(&*self.instance)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(backend)?;
+        rows.iter()
+            .map(|r| {
+                Ok(OrphanedPush {
+                    agent_id: r.try_get("agent_id").map_err(backend)?,
+                    task_id: r.try_get("task_id").map_err(backend)?,
+                    config_id: r.try_get("config_id").map_err(backend)?,
+                    delivered_seq: seq_of(r.try_get("delivered_seq").map_err(backend)?),
+                    owner: r.try_get("delivery_owner").map_err(backend)?,
+                })
+            })
+            .collect()
+    }
+
+    /// Makes this process the one delivering to `orphan`'s config; `false` when another
+    /// process claimed it first (or it was deleted).
+    pub async fn claim_push(&self, orphan: &OrphanedPush) -> Result<bool, StoreError> {
+        let done = sqlx::query(
+            "UPDATE a2a_push_configs SET delivery_owner = $1, claimed_ms = $2
+             WHERE agent_id = $3 AND task_id = $4 AND config_id = $5 AND delivery_owner = $6",
+        )
+        .bind(&*self.instance)
+        .bind(now_ms())
+        .bind(&orphan.agent_id)
+        .bind(&orphan.task_id)
+        .bind(&orphan.config_id)
+        .bind(&orphan.owner)
+        .execute(&self.pool)
+        .await
+        .map_err(backend)?;
+        Ok(done.rows_affected() == 1)
     }
 }

@@ -27,7 +27,7 @@ mod schema;
 pub mod test_util;
 mod writer;
 
-pub use leases::{AbandonedTask, LeaseConfig};
+pub use leases::{AbandonedTask, LeaseConfig, OrphanedPush};
 pub use notify::{NotifyBus, NotifyHub};
 pub use retention::{IdleTask, RetentionConfig};
 
@@ -370,15 +370,20 @@ impl TaskStore for SqlTaskStore {
             return Err(StoreError::NotFound(task_id.to_owned()));
         }
         let json = serde_json::to_string(config).map_err(StoreError::Serialization)?;
+        // This process delivers to it from now on (the worker runs here).
         sqlx::query(
-            "INSERT INTO a2a_push_configs (agent_id, task_id, config_id, config, position) VALUES ($1, $2, $3, $4, \
-             (SELECT COALESCE(MAX(position), 0) + 1 FROM a2a_push_configs WHERE agent_id = $1 AND task_id = $2)) \
-             ON CONFLICT (agent_id, task_id, config_id) DO UPDATE SET config = excluded.config",
+            "INSERT INTO a2a_push_configs (agent_id, task_id, config_id, config, position, delivery_owner, claimed_ms) \
+             VALUES ($1, $2, $3, $4, \
+             (SELECT COALESCE(MAX(position), 0) + 1 FROM a2a_push_configs WHERE agent_id = $1 AND task_id = $2), $5, $6) \
+             ON CONFLICT (agent_id, task_id, config_id) DO UPDATE SET config = excluded.config, \
+             delivery_owner = excluded.delivery_owner, claimed_ms = excluded.claimed_ms",
         )
         .bind(&*self.agent)
         .bind(task_id)
         .bind(config.id.clone().unwrap_or_default())
         .bind(json)
+        .bind(&*self.instance)
+        .bind(now_ms())
         .execute(&self.pool)
         .await
         .map_err(backend)?;
@@ -403,6 +408,21 @@ impl TaskStore for SqlTaskStore {
                 serde_json::from_str(&json).map_err(StoreError::Serialization)
             })
             .collect()
+    }
+
+    async fn push_delivered(&self, task_id: &str, id: &str, seq: u64) -> Result<(), StoreError> {
+        sqlx::query(
+            "UPDATE a2a_push_configs SET delivered_seq = CASE WHEN delivered_seq < $4 THEN $4 ELSE delivered_seq END \
+             WHERE agent_id = $1 AND task_id = $2 AND config_id = $3",
+        )
+        .bind(&*self.agent)
+        .bind(task_id)
+        .bind(id)
+        .bind(i64::try_from(seq).unwrap_or(i64::MAX))
+        .execute(&self.pool)
+        .await
+        .map_err(backend)?;
+        Ok(())
     }
 
     async fn delete_push_config(&self, task_id: &str, id: &str) -> Result<(), StoreError> {

@@ -62,6 +62,16 @@ const MIGRATIONS: &[(i64, &[&str])] = &[
         2,
         &["ALTER TABLE a2a_push_configs ADD COLUMN position BIGINT NOT NULL DEFAULT 0"],
     ),
+    // Push delivery progress: the last event delivered and the process delivering, so that
+    // deliveries a stopped process left unfinished are resumed (see `leases.rs`).
+    (
+        3,
+        &[
+            "ALTER TABLE a2a_push_configs ADD COLUMN delivered_seq BIGINT NOT NULL DEFAULT 0",
+            "ALTER TABLE a2a_push_configs ADD COLUMN delivery_owner TEXT NOT NULL DEFAULT ''",
+            "ALTER TABLE a2a_push_configs ADD COLUMN claimed_ms BIGINT NOT NULL DEFAULT 0",
+        ],
+    ),
 ];
 
 /// Key of the PostgreSQL advisory lock that serializes migrations across replicas.

@@ -9,6 +9,7 @@ use super::{RequestHandler, no_ids, store_failure};
 use crate::executor::CallContext;
 use crate::push::PushDelivery;
 use crate::runtime::StartRequest;
+use crate::store::PUSH_DELIVERY_DONE;
 
 impl RequestHandler {
     /// The delivery service, when this agent sends push notifications; else the error the
@@ -52,9 +53,22 @@ impl RequestHandler {
                     crate::store::StoreError::NotFound(_) => A2aError::task_not_found(&task_id),
                     e => store_failure(e),
                 })?;
-            if !snap.task.status.state.is_terminal() {
+            if snap.task.status.state.is_terminal() {
+                // Nothing will be delivered: say so, or another process would take the
+                // config for one with events left to deliver.
+                self.runtime
+                    .store()
+                    .push_delivered(
+                        &task_id,
+                        config.id.as_deref().unwrap_or_default(),
+                        PUSH_DELIVERY_DONE,
+                    )
+                    .await
+                    .map_err(store_failure)?;
+            } else {
                 let events = self.runtime.follow_from(&task_id, snap.seq);
-                push.follow(&task_id, config.clone(), events, None);
+                let from = (self.runtime.store().clone(), snap.seq);
+                push.follow(&task_id, config.clone(), events, from, None);
             }
             Ok(config)
         };
@@ -206,18 +220,48 @@ impl RequestHandler {
                 .await
                 .map_err(store_failure)?;
             let events = self.runtime.follow_from(&task_id, seq);
-            push.follow(&task_id, config, events, None);
+            push.follow(&task_id, config, events, (store, seq), None);
         } else {
             let events = self.runtime.follow_from(&task_id, 0);
             let stored = config.clone();
             let id = task_id.clone();
+            let progress = store.clone();
             let on_first = Box::pin(async move {
                 if let Err(e) = store.put_push_config(&id, &stored).await {
                     tracing::warn!(task_id = %id, error = %e, "push: cannot store the config");
                 }
             });
-            push.follow(&task_id, config, events, Some(on_first));
+            push.follow(&task_id, config, events, (progress, 0), Some(on_first));
         }
         Ok(())
+    }
+
+    /// Resumes deliveries to config `config_id` of `task_id` after event `after_seq`, for a
+    /// config whose delivering process stopped (a store's lease sweep finds them, and claims
+    /// them for this process). `false` when there is nothing to resume: pushes are off, or
+    /// the task or config is gone.
+    pub async fn resume_push(
+        &self,
+        task_id: &str,
+        config_id: &str,
+        after_seq: u64,
+    ) -> Result<bool, A2aError> {
+        let Some(push) = self.config.push.clone() else {
+            return Ok(false);
+        };
+        let store = self.runtime.store().clone();
+        let config = match store.push_configs(task_id).await {
+            Ok(configs) => configs
+                .into_iter()
+                .find(|c| c.id.as_deref() == Some(config_id)),
+            Err(crate::store::StoreError::NotFound(_)) => None,
+            Err(e) => return Err(store_failure(e)),
+        };
+        let Some(config) = config else {
+            return Ok(false);
+        };
+        let events = self.runtime.follow_from(task_id, after_seq);
+        push.follow(task_id, config, events, (store, after_seq), None);
+        Ok(true)
     }
 }

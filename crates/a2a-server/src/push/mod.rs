@@ -24,6 +24,7 @@ use tokio_util::sync::CancellationToken;
 pub use guard::PushPolicy;
 
 use crate::runtime::{StreamPayload, TaskEventStream};
+use crate::store::{PUSH_DELIVERY_DONE, TaskStore};
 
 /// How webhooks are called.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,6 +44,9 @@ pub struct PushSettings {
     /// Signs each notification, when set.
     pub signer: Option<PushSigner>,
 }
+
+/// How often a worker records how far it has delivered.
+const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 
 /// How long a notification's signature is valid after it is made.
 const SIGNATURE_LIFETIME_SECS: u64 = 300;
@@ -161,14 +165,16 @@ impl PushDelivery {
             .map(|_| ())
     }
 
-    /// Delivers the events of `events` to `config`'s webhook until the task ends or the
-    /// config is deleted. `on_first` runs once the task exists (the worker of a config given
-    /// with the message that creates the task stores it then).
+    /// Delivers the events of `events` (those after `from`) to `config`'s webhook until the
+    /// task ends or the config is deleted, recording progress in `store` (see
+    /// [`TaskStore::push_delivered`]). `on_first` runs once the task exists (the worker of a
+    /// config given with the message that creates the task stores it then).
     pub(crate) fn follow(
         &self,
         task_id: &str,
         config: TaskPushNotificationConfig,
         events: TaskEventStream,
+        from: (Arc<dyn TaskStore>, u64),
         on_first: Option<futures::future::BoxFuture<'static, ()>>,
     ) {
         let key = (task_id.to_owned(), config.id.clone().unwrap_or_default());
@@ -184,7 +190,7 @@ impl PushDelivery {
         tokio::spawn(async move {
             tokio::select! {
                 () = stop.cancelled() => {}
-                () = this.run(&key.0, &config, events, on_first) => {}
+                () = this.run(&key.0, &config, events, from, on_first) => {}
             }
             let mut workers = this.lock();
             if workers.get(&key).is_some_and(|(n, _)| *n == number) {
@@ -212,8 +218,24 @@ impl PushDelivery {
         task_id: &str,
         config: &TaskPushNotificationConfig,
         events: TaskEventStream,
+        (store, from): (Arc<dyn TaskStore>, u64),
         mut on_first: Option<futures::future::BoxFuture<'static, ()>>,
     ) {
+        let id = config.id.as_deref().unwrap_or_default();
+        let progress = |seq: u64| {
+            let store = store.clone();
+            async move {
+                if let Err(e) = store.push_delivered(task_id, id, seq).await {
+                    tracing::warn!(task_id, error = %e, "push: cannot record delivery progress");
+                }
+            }
+        };
+        if from > 0 {
+            progress(from).await;
+        }
+        // Progress is recorded at most this often (a process that stops resends at most
+        // that much), and when the task's last event is delivered.
+        let mut recorded = tokio::time::Instant::now();
         let mut events = std::pin::pin!(events.into_stream());
         while let Some(item) = events.next().await {
             let item = match item {
@@ -235,7 +257,12 @@ impl PushDelivery {
                 Err(_) => continue,
             };
             self.deliver(task_id, item.seq, config, body).await;
+            if recorded.elapsed() >= PROGRESS_EVERY {
+                progress(item.seq).await;
+                recorded = tokio::time::Instant::now();
+            }
         }
+        progress(PUSH_DELIVERY_DONE).await;
     }
 
     /// Posts one event until it is accepted, refused for good, or given up.

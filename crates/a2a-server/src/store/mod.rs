@@ -178,6 +178,9 @@ pub enum StoreError {
     Backend(Box<dyn std::error::Error + Send + Sync>),
 }
 
+/// The [`TaskStore::push_delivered`] position meaning "everything delivered, the task ended".
+pub const PUSH_DELIVERY_DONE: u64 = i64::MAX as u64;
+
 /// Durable storage of task logs and snapshots.
 ///
 /// Contract (checked by the shared conformance suite, `store::conformance` with the
@@ -240,6 +243,16 @@ pub trait TaskStore: Send + Sync + 'static {
     ) -> Result<Vec<TaskPushNotificationConfig>, StoreError> {
         let _ = task_id;
         Err(StoreError::Unsupported("push notification configs"))
+    }
+
+    /// Records that every event of `task_id` up to `seq` has been delivered to (or given
+    /// up for) the webhook of config `id`; [`PUSH_DELIVERY_DONE`] when the task ended and
+    /// its last event was delivered. A store that outlives its process keeps this, with the
+    /// process delivering, so that another process can resume deliveries the first left
+    /// unfinished; a store that dies with its process may record nothing (the default).
+    async fn push_delivered(&self, task_id: &str, id: &str, seq: u64) -> Result<(), StoreError> {
+        let _ = (task_id, id, seq);
+        Ok(())
     }
 
     /// Removes the config `id` of `task_id`, if there is one.

@@ -457,6 +457,125 @@ fn the_command_line_manages_configs_on_every_binding() {
     assert!(stderr(&o).contains("private"), "{}", stderr(&o));
 }
 
+/// A v0.3 JSON-RPC call (no `A2A-Version` header, slash method names).
+fn rpc03(base: &str, method: &str, params: Value) -> Value {
+    reqwest::blocking::Client::new()
+        .post(base)
+        .json(&json!({"jsonrpc": "2.0", "id": "r1", "method": method, "params": params}))
+        .send()
+        .unwrap()
+        .json()
+        .unwrap()
+}
+
+#[test]
+fn v03_clients_manage_webhooks_with_the_v03_methods() {
+    let (l, addr) = loopback_listener();
+    let receiver = Receiver::start(l, None);
+    let s = serve(&["--agent", "slow", "--push-allow", "127.0.0.1"]);
+    let url = format!("http://{addr}/hook");
+    let sent = rpc03(
+        &s.base,
+        "message/send",
+        json!({
+            "message": {"kind": "message", "messageId": a2a_types::new_id(), "role": "user",
+                "parts": [{"kind": "text", "text": "1"}]},
+            "configuration": {"blocking": false}
+        }),
+    );
+    let task_id = sent["result"]["id"].as_str().expect("a task").to_owned();
+
+    let set = rpc03(
+        &s.base,
+        "tasks/pushNotificationConfig/set",
+        json!({"taskId": task_id, "pushNotificationConfig": {
+            "url": url, "token": "tok-3",
+            "authentication": {"schemes": ["Bearer"], "credentials": "s3"}}}),
+    );
+    let config = &set["result"];
+    assert_eq!(config["taskId"], json!(task_id), "{set}");
+    assert_eq!(config["pushNotificationConfig"]["url"], json!(url));
+    assert_eq!(
+        config["pushNotificationConfig"]["authentication"]["schemes"],
+        json!(["Bearer"])
+    );
+    let config_id = config["pushNotificationConfig"]["id"]
+        .as_str()
+        .expect("an id")
+        .to_owned();
+    let other = rpc03(
+        &s.base,
+        "tasks/pushNotificationConfig/set",
+        json!({"taskId": task_id, "pushNotificationConfig": {"id": "second", "url": "https://example.com/h"}}),
+    );
+    assert_eq!(other["result"]["pushNotificationConfig"]["id"], "second");
+
+    let got = rpc03(
+        &s.base,
+        "tasks/pushNotificationConfig/get",
+        json!({"id": task_id, "pushNotificationConfigId": "second"}),
+    );
+    assert_eq!(
+        got["result"]["pushNotificationConfig"]["url"],
+        "https://example.com/h"
+    );
+    // Without a config id: the task's first config.
+    let first = rpc03(
+        &s.base,
+        "tasks/pushNotificationConfig/get",
+        json!({"id": task_id}),
+    );
+    assert_eq!(
+        first["result"]["pushNotificationConfig"]["id"],
+        json!(config_id)
+    );
+    let listed = rpc03(
+        &s.base,
+        "tasks/pushNotificationConfig/list",
+        json!({"id": task_id}),
+    );
+    assert_eq!(
+        listed["result"].as_array().map(Vec::len),
+        Some(2),
+        "{listed}"
+    );
+    let deleted = rpc03(
+        &s.base,
+        "tasks/pushNotificationConfig/delete",
+        json!({"id": task_id, "pushNotificationConfigId": "second"}),
+    );
+    assert_eq!(deleted["result"], Value::Null, "{deleted}");
+    assert!(deleted.get("error").is_none(), "{deleted}");
+    let listed = rpc03(
+        &s.base,
+        "tasks/pushNotificationConfig/list",
+        json!({"id": task_id}),
+    );
+    assert_eq!(
+        listed["result"].as_array().map(Vec::len),
+        Some(1),
+        "{listed}"
+    );
+    let missing = rpc03(
+        &s.base,
+        "tasks/pushNotificationConfig/get",
+        json!({"id": task_id, "pushNotificationConfigId": "second"}),
+    );
+    assert_eq!(missing["error"]["code"], -32001, "{missing}");
+    let no_id = rpc03(
+        &s.base,
+        "tasks/pushNotificationConfig/delete",
+        json!({"id": task_id}),
+    );
+    assert_eq!(no_id["error"]["code"], -32602, "{no_id}");
+
+    // The webhook registered the v0.3 way hears the task's end, with its credentials.
+    let got = receiver.wait_for_state("TASK_STATE_COMPLETED", Duration::from_secs(20));
+    let last = got.last().unwrap();
+    assert_eq!(last.authorization.as_deref(), Some("Bearer s3"));
+    assert_eq!(last.token.as_deref(), Some("tok-3"));
+}
+
 /// Until `receiver` has the `progress` artifact of `task_id`.
 fn wait_for_progress(receiver: &Receiver, task_id: &str) {
     let deadline = Instant::now() + Duration::from_secs(20);

@@ -738,21 +738,6 @@ impl RequestHandler {
         .await
     }
 
-    /// The v0.3 push-notification config methods: configs are managed with the v1.0 methods
-    /// only.
-    pub fn push_config_operation_v03(&self, call: &CallContext) -> A2aError {
-        if let Err(e) = self.admit(call) {
-            return e;
-        }
-        if self.card.capabilities.push_notifications == Some(true) {
-            A2aError::unsupported(
-                "push notification configs are managed with the v1.0 methods (CreateTaskPushNotificationConfig, …)",
-            )
-        } else {
-            A2aError::PushNotificationNotSupported
-        }
-    }
-
     /// `GetExtendedAgentCard`.
     pub fn get_extended_agent_card(&self) -> Result<Arc<AgentCard>, A2aError> {
         if self.card.capabilities.extended_agent_card != Some(true) {

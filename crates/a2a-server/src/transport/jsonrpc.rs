@@ -430,11 +430,54 @@ async fn dispatch_v03(
                     ep.config.keep_alive,
                 )
             }
-            m::PUSH_CONFIG_SET
-            | m::PUSH_CONFIG_GET
-            | m::PUSH_CONFIG_LIST
-            | m::PUSH_CONFIG_DELETE => {
-                return Err(h.push_config_operation_v03(&call));
+            // The same configs as the v1.0 methods, in v0.3 shapes; notifications are v1.0
+            // `StreamResponse`s whichever version registered the webhook (as the Python
+            // SDK sends them).
+            m::PUSH_CONFIG_SET => {
+                let p: v03::TaskPushNotificationConfig = params(raw)?;
+                let created = h.create_push_config(p.into(), &call).await?;
+                ok(id, v03::TaskPushNotificationConfig::from(&created))
+            }
+            m::PUSH_CONFIG_GET => {
+                let p: v03::PushNotificationConfigParams = params(raw)?;
+                let config = match p.push_notification_config_id {
+                    Some(config_id) => {
+                        let req = TaskPushNotificationConfigRequest::new(&p.id, config_id);
+                        h.get_push_config(req, &call).await?
+                    }
+                    None => h
+                        .list_push_configs(
+                            ListTaskPushNotificationConfigsRequest::new(&p.id),
+                            &call,
+                        )
+                        .await?
+                        .configs
+                        .into_iter()
+                        .next()
+                        .ok_or_else(|| A2aError::task_not_found(&p.id))?,
+                };
+                ok(id, v03::TaskPushNotificationConfig::from(&config))
+            }
+            m::PUSH_CONFIG_LIST => {
+                let p: v03::PushNotificationConfigParams = params(raw)?;
+                let configs = h
+                    .list_push_configs(ListTaskPushNotificationConfigsRequest::new(&p.id), &call)
+                    .await?
+                    .configs;
+                let configs: Vec<_> = configs
+                    .iter()
+                    .map(v03::TaskPushNotificationConfig::from)
+                    .collect();
+                ok(id, configs)
+            }
+            m::PUSH_CONFIG_DELETE => {
+                let p: v03::PushNotificationConfigParams = params(raw)?;
+                let config_id = p.push_notification_config_id.ok_or_else(|| {
+                    A2aError::invalid_field("pushNotificationConfigId", "is required")
+                })?;
+                let req = TaskPushNotificationConfigRequest::new(&p.id, config_id);
+                h.delete_push_config(req, &call).await?;
+                ok(id, serde_json::Value::Null)
             }
             m::GET_AUTHENTICATED_EXTENDED_CARD => {
                 let card = h.get_extended_agent_card()?;

@@ -405,6 +405,23 @@ impl From<PushNotificationConfig> for TaskPushNotificationConfig {
     }
 }
 
+impl From<&TaskPushNotificationConfig> for super::TaskPushNotificationConfig {
+    fn from(c: &TaskPushNotificationConfig) -> Self {
+        super::TaskPushNotificationConfig {
+            task_id: c.task_id.clone().unwrap_or_default(),
+            push_notification_config: PushNotificationConfig::from(c),
+        }
+    }
+}
+
+impl From<super::TaskPushNotificationConfig> for TaskPushNotificationConfig {
+    fn from(c: super::TaskPushNotificationConfig) -> Self {
+        let mut config = TaskPushNotificationConfig::from(c.push_notification_config);
+        config.task_id = Some(c.task_id);
+        config
+    }
+}
+
 // ---- requests ----
 
 impl TryFrom<MessageSendParams> for SendMessageRequest {

@@ -374,6 +374,37 @@ pub struct PushNotificationConfig {
     pub authentication: Option<PushNotificationAuthenticationInfo>,
 }
 
+/// v0.3 `TaskPushNotificationConfig`: the params of `tasks/pushNotificationConfig/set` and
+/// the results of set, get and list.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct TaskPushNotificationConfig {
+    /// The task.
+    #[serde(default)]
+    pub task_id: String,
+    /// The webhook.
+    #[serde(default)]
+    pub push_notification_config: PushNotificationConfig,
+}
+
+/// v0.3 params of `tasks/pushNotificationConfig/get`, `…/list` and `…/delete`: the task
+/// (`id`) and, for get and delete, the config.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct PushNotificationConfigParams {
+    /// The task.
+    #[serde(default)]
+    pub id: String,
+    /// The config (get: optional, the task's first config when absent; delete: required).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub push_notification_config_id: Option<String>,
+    /// Metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Map<String, Value>>,
+}
+
 /// v0.3 `MessageSendConfiguration`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -1,6 +1,6 @@
 //! TLS: `a2a serve --tls-cert --tls-key` serves HTTPS (HTTP/2 and HTTP/1.1 by ALPN) on its
-//! port, its cards name `https` URLs, a client that trusts the CA talks to it on JSON-RPC and
-//! HTTP+JSON, and one that does not is refused by its TLS check.
+//! port, its cards name `https` URLs, a client that trusts the CA talks to it on JSON-RPC,
+//! HTTP+JSON and gRPC, and one that does not is refused by its TLS check.
 
 mod common;
 
@@ -44,8 +44,8 @@ fn the_host_serves_https() {
         assert!(url.starts_with("https://"), "{card}");
     }
 
-    // The command line, trusting the CA, on JSON-RPC and HTTP+JSON.
-    for binding in ["jsonrpc", "rest"] {
+    // The command line, trusting the CA, on every binding.
+    for binding in ["jsonrpc", "rest", "grpc"] {
         let o = a2a(&[
             "send",
             &echo,

@@ -26,6 +26,8 @@ pub struct ClientBuilder {
     binding: Option<Binding>,
     http: Option<reqwest::Client>,
     roots: Vec<reqwest::Certificate>,
+    /// The same roots as PEM, for the gRPC transport's TLS.
+    roots_pem: Vec<Vec<u8>>,
     errors: Vec<String>,
 }
 
@@ -78,10 +80,13 @@ impl ClientBuilder {
     }
 
     /// Also trusts the certificates in `pem` (a server with a private or self-signed
-    /// certificate) for HTTPS.
+    /// certificate) for HTTPS and gRPC over TLS.
     pub fn root_certificates_pem(mut self, pem: &[u8]) -> Self {
         match reqwest::Certificate::from_pem_bundle(pem) {
-            Ok(certs) if !certs.is_empty() => self.roots.extend(certs),
+            Ok(certs) if !certs.is_empty() => {
+                self.roots.extend(certs);
+                self.roots_pem.push(pem.to_vec());
+            }
             _ => self.errors.push("(root certificate PEM)".into()),
         }
         self
@@ -139,11 +144,12 @@ impl ClientBuilder {
         let transport: Arc<dyn Transport> = match (binding, version) {
             #[cfg(feature = "grpc")]
             (Binding::Grpc, _) => Arc::new(crate::transport::GrpcV1::new(
-                &url,
+                &grpc_target(&url, &card),
                 iface.tenant.clone(),
                 headers,
                 timeout,
                 self.connect_timeout,
+                &self.roots_pem,
             )?),
             (Binding::HttpJson, _) => Arc::new(RestV1::new(http, &url, headers, timeout)?),
             (_, ProtocolVersion::V03) => Arc::new(JsonRpcV03::new(http, url, headers, timeout)),
@@ -534,4 +540,20 @@ async fn in_span<T>(
         trace::record_error(span, e);
     }
     result
+}
+
+/// Where to reach a gRPC interface: its `host:port` (the proto's form) over TLS when the
+/// agent's other interfaces are `https` (a server behind TLS serves gRPC on it too), else
+/// the URL as given.
+#[cfg(feature = "grpc")]
+fn grpc_target(url: &str, card: &AgentCard) -> String {
+    let tls = card
+        .supported_interfaces
+        .iter()
+        .any(|i| i.url.starts_with("https://"));
+    if !url.contains("://") && tls {
+        format!("https://{url}")
+    } else {
+        url.to_owned()
+    }
 }

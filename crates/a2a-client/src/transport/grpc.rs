@@ -37,13 +37,15 @@ impl GrpcV1 {
     /// Talks to `address` (`host:port`, or a `http://` / `https://` URL), sending `headers`
     /// as metadata (and `a2a-version: 1.0`) with every call; non-streaming calls are limited
     /// to `timeout`. `tenant` (the interface's) goes in requests that carry no other
-    /// (`GetExtendedAgentCard`). Connects on first use.
+    /// (`GetExtendedAgentCard`). An `https://` address is reached over TLS, trusting the
+    /// Web PKI roots and the certificates of `roots_pem`. Connects on first use.
     pub fn new(
         address: &str,
         tenant: Option<String>,
         headers: HeaderMap,
         timeout: Option<Duration>,
         connect_timeout: Option<Duration>,
+        roots_pem: &[Vec<u8>],
     ) -> Result<Self, ClientError> {
         let uri = if address.contains("://") {
             address.to_owned()
@@ -55,6 +57,18 @@ impl GrpcV1 {
             .tcp_nodelay(true);
         if let Some(t) = connect_timeout {
             endpoint = endpoint.connect_timeout(t);
+        }
+        if uri.starts_with("https://") {
+            let tls = tonic::transport::ClientTlsConfig::new()
+                .with_webpki_roots()
+                .ca_certificates(
+                    roots_pem
+                        .iter()
+                        .map(tonic::transport::Certificate::from_pem),
+                );
+            endpoint = endpoint
+                .tls_config(tls)
+                .map_err(|_| ClientError::InvalidUrl(address.to_owned()))?;
         }
         let mut metadata = MetadataMap::from_headers(headers);
         metadata.insert(

@@ -7,6 +7,10 @@ until every task's COMPLETED notification has arrived (or TIMEOUT). Prints the c
 
     A2A_BIN=target/release/a2a TASKS=50 DOWN=30 scripts/push-outage.py
 
+STORE (default memory) is the server's --store. With RESTART=1 (needs a durable STORE, say
+sqlite:/tmp/outage.db) the server is killed (SIGKILL) halfway through the outage and started
+again on the same store and port, so the deliveries must survive the process.
+
 Each task of the slow agent (message "0.2") logs five events: the task, WORKING, the
 `progress` artifact, the `result` artifact, COMPLETED. An event is identified by its exact
 body, so a retried POST counts as a duplicate, not as a new event.
@@ -28,6 +32,8 @@ TASKS = int(os.environ.get("TASKS", "50"))
 DOWN = float(os.environ.get("DOWN", "30"))
 TIMEOUT = float(os.environ.get("TIMEOUT", "180"))
 EVENTS_PER_TASK = 5
+STORE = os.environ.get("STORE", "memory")
+RESTART = os.environ.get("RESTART") == "1"
 
 
 def free_port():
@@ -79,18 +85,22 @@ def metric(base, outcome):
 def main():
     port, hook_port = free_port(), free_port()
     base = f"http://127.0.0.1:{port}"
-    server = subprocess.Popen(
-        [BIN, "serve", "--agent", "slow", "--store", "memory", "--port", str(port),
-         "--push-allow", "127.0.0.1"],
-        stderr=subprocess.DEVNULL,
-    )
-    try:
+    def start():
+        proc = subprocess.Popen(
+            [BIN, "serve", "--agent", "slow", "--store", STORE, "--port", str(port),
+             "--push-allow", "127.0.0.1", "--lease-expiry", "1"],
+            stderr=subprocess.DEVNULL,
+        )
         for _ in range(200):
             try:
                 urllib.request.urlopen(f"{base}/.well-known/agent-card.json", timeout=1)
                 break
             except OSError:
                 time.sleep(0.05)
+        return proc
+
+    server = start()
+    try:
         hook = f"http://127.0.0.1:{hook_port}/hook"
         started = time.time()
         ids = []
@@ -100,6 +110,12 @@ def main():
                 "configuration": {"returnImmediately": True, "taskPushNotificationConfig": {"url": hook}},
             })
             ids.append(reply["result"]["task"]["id"])
+        if RESTART:
+            time.sleep(max(0.0, DOWN / 2 - (time.time() - started)))
+            server.kill()
+            server.wait()
+            server = start()
+            print(f"server killed and restarted {time.time() - started:.1f} s into the outage")
         time.sleep(max(0.0, DOWN - (time.time() - started)))
         receiver = http.server.ThreadingHTTPServer(("127.0.0.1", hook_port), Hook)
         threading.Thread(target=receiver.serve_forever, daemon=True).start()

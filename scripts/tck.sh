@@ -6,8 +6,9 @@
 #   v1.0 again, its tests of what a server must refuse when a capability is absent
 #        (CORE-CAP-001/002/003/004), against `a2a serve --agent conformance-bare`: the full agent
 #        declares those capabilities, so the first pass skips these tests;
-#   v0.3 (tag 0.3.0.beta4): the `mandatory` category, against
-#        `a2a serve --agent conformance --card-compat v0.3`;
+#   v0.3 (tag 0.3.0.beta4): the `mandatory` category, then the `capabilities` category
+#        (streaming and push-config methods, required of an agent that declares them),
+#        against `a2a serve --agent conformance --card-compat v0.3`;
 #   v1.0's MUST requirements again on the other task stores: `--store memory`, and
 #        PostgreSQL when A2A_TEST_POSTGRES_URL is set (a fresh schema, dropped after;
 #        unset, that pass says it is skipped, and fails under CI=true).
@@ -145,15 +146,17 @@ sys.exit(worst)
 PY
 }
 
+# run_v03 URL [CATEGORY]: the v0.3 suite's CATEGORY (default mandatory).
 run_v03() {
+  local category=${2:-mandatory}
   if [ -n "$runner" ]; then
-    TCK_OUT="$logs" TCK_SPEC=0.3 "$runner" "$1" mandatory
+    TCK_OUT="$logs" TCK_SPEC=0.3 "$runner" "$1" "$category"
     return
   fi
   local py src log="$logs/v03-$(date +%s).log"
   src=$(scratch_copy "$v03" 0.3) || return 2
   py=$(venv_for "$src" 0.3) || return 2
-  (cd "$src" && PYTHONPATH="$src" "$py" run_tck.py --sut-url "$1/" --category mandatory --transports jsonrpc) >"$log" 2>&1
+  (cd "$src" && PYTHONPATH="$src" "$py" run_tck.py --sut-url "$1/" --category "$category" --transports jsonrpc) >"$log" 2>&1
   local rc=$?
   grep -E '^(FAILED|ERROR) ' "$log" | head -40
   local line
@@ -161,12 +164,13 @@ run_v03() {
   local p f
   p=$(echo "$line" | grep -oE '[0-9]+ passed' | cut -d' ' -f1)
   f=$(echo "$line" | grep -oE '[0-9]+ (failed|errors?)' | awk '{n += $1} END {print n + 0}')
-  echo "TCK mandatory: ${p:-0} passed, ${f:-0} failed"
+  echo "TCK $category: ${p:-0} passed, ${f:-0} failed"
   return $rc
 }
 
-# The summary line a suite printed last: "TCK mandatory: P passed, F failed".
-counts() { grep -E '^TCK mandatory: ' "$1" | tail -1 | grep -oE '[0-9]+' | paste -sd' '; }
+# The summary line a suite printed last: "TCK mandatory: P passed, F failed" (or
+# "TCK capabilities: …" for the v0.3 suite's optional capability tests).
+counts() { grep -E '^TCK (mandatory|capabilities): ' "$1" | tail -1 | grep -oE '[0-9]+' | paste -sd' '; }
 
 status=0
 total_p=0
@@ -194,6 +198,9 @@ suite() {
 suite v1.0 "--agent conformance" run_v10 all
 suite v1.0-capabilities "--agent conformance-bare" run_v10 mandatory -k "$CAPABILITY_TESTS"
 suite v0.3 "--agent conformance --card-compat v0.3" run_v03
+# The v0.3 suite's tests of the capabilities the card declares (streaming, push configs):
+# MUST for an agent that declares them.
+suite v0.3-capabilities "--agent conformance --card-compat v0.3" run_v03 capabilities
 SERVE_STORE=memory suite v1.0-memory "--agent conformance" run_v10 mandatory
 if [ -n "$pg" ] && psql "$pg" -q -c "CREATE SCHEMA $pg_schema" >/dev/null; then
   sep='?'; case "$pg" in *\?*) sep='&';; esac

@@ -499,10 +499,12 @@ fn v03_clients_manage_webhooks_with_the_v03_methods() {
         config["pushNotificationConfig"]["authentication"]["schemes"],
         json!(["Bearer"])
     );
+    // Set without an id, the config is known by the task's id (as v0.3 servers do).
     let config_id = config["pushNotificationConfig"]["id"]
         .as_str()
         .expect("an id")
         .to_owned();
+    assert_eq!(config_id, task_id);
     let other = rpc03(
         &s.base,
         "tasks/pushNotificationConfig/set",
@@ -556,10 +558,21 @@ fn v03_clients_manage_webhooks_with_the_v03_methods() {
         Some(1),
         "{listed}"
     );
-    let missing = rpc03(
+    // An id that matches nothing: the task's first config, as v0.3 servers answer.
+    let other_id = rpc03(
         &s.base,
         "tasks/pushNotificationConfig/get",
         json!({"id": task_id, "pushNotificationConfigId": "second"}),
+    );
+    assert_eq!(
+        other_id["result"]["pushNotificationConfig"]["id"],
+        json!(task_id),
+        "{other_id}"
+    );
+    let missing = rpc03(
+        &s.base,
+        "tasks/pushNotificationConfig/get",
+        json!({"id": "no-such-task"}),
     );
     assert_eq!(missing["error"]["code"], -32001, "{missing}");
     let no_id = rpc03(

@@ -126,3 +126,21 @@ async fn v03_resubscribe() {
     assert_eq!(last["kind"], "status-update");
     assert_eq!(last["final"], true);
 }
+
+/// A v0.3 client opens `tasks/resubscribe` as an event stream; a task that does not exist
+/// is one error event in it (as the reference SDK answers), not a JSON body it cannot read.
+#[tokio::test]
+async fn v03_resubscribe_to_a_missing_task_is_an_error_event() {
+    let s = server().await;
+    let body = json!({"jsonrpc": "2.0", "id": 4, "method": "tasks/resubscribe",
+        "params": {"id": "no-such-task"}});
+    let resp = http().post(&s.url).json(&body).send().await.unwrap();
+    assert_eq!(
+        resp.headers()["content-type"].to_str().unwrap(),
+        "text/event-stream"
+    );
+    let events = read_sse(resp).await;
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0].data["id"], 4);
+    assert_eq!(events[0].data["error"]["code"], -32001);
+}

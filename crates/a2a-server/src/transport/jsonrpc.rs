@@ -21,7 +21,7 @@ use serde_json::value::RawValue;
 
 use super::envelope::{error_body, success_body};
 use super::http_request::{call_context, read_body, unsupported_content_type};
-use super::sse::{Framing, sse_response};
+use super::sse::{Framing, sse_error, sse_response};
 use super::version::{ProtocolVersion, negotiate_version};
 use crate::executor::CallContext;
 use crate::handler::RequestHandler;
@@ -391,7 +391,10 @@ async fn dispatch_v03(
             }
             m::MESSAGE_STREAM => {
                 let req = v03_send_request(raw, top_metadata)?;
-                let events = Box::pin(h.send_streaming_message(req, call)).await?;
+                let events = match Box::pin(h.send_streaming_message(req, call)).await {
+                    Ok(events) => events,
+                    Err(e) => return Ok(sse_error(id, &e, ProtocolVersion::V03)),
+                };
                 sse_response(
                     events,
                     Framing::JsonRpc {
@@ -418,9 +421,13 @@ async fn dispatch_v03(
             }
             m::TASKS_RESUBSCRIBE => {
                 let p: v03::TaskIdParams = params(raw)?;
-                let events = h
+                let events = match h
                     .subscribe_to_task(SubscribeToTaskRequest::new(p.id), &call)
-                    .await?;
+                    .await
+                {
+                    Ok(events) => events,
+                    Err(e) => return Ok(sse_error(id, &e, ProtocolVersion::V03)),
+                };
                 sse_response(
                     events,
                     Framing::JsonRpc {
@@ -433,30 +440,33 @@ async fn dispatch_v03(
             // The same configs as the v1.0 methods, in v0.3 shapes; notifications are v1.0
             // `StreamResponse`s whichever version registered the webhook (as the Python
             // SDK sends them).
+            // v0.3 servers (the reference SDK) give a config set without an id the task's
+            // id, and answer get with the task's config of that id or else its first one.
             m::PUSH_CONFIG_SET => {
-                let p: v03::TaskPushNotificationConfig = params(raw)?;
+                let mut p: v03::TaskPushNotificationConfig = params(raw)?;
+                if p.push_notification_config
+                    .id
+                    .as_deref()
+                    .is_none_or(str::is_empty)
+                {
+                    p.push_notification_config.id = Some(p.task_id.clone());
+                }
                 let created = h.create_push_config(p.into(), &call).await?;
                 ok(id, v03::TaskPushNotificationConfig::from(&created))
             }
             m::PUSH_CONFIG_GET => {
                 let p: v03::PushNotificationConfigParams = params(raw)?;
-                let config = match p.push_notification_config_id {
-                    Some(config_id) => {
-                        let req = TaskPushNotificationConfigRequest::new(&p.id, config_id);
-                        h.get_push_config(req, &call).await?
-                    }
-                    None => h
-                        .list_push_configs(
-                            ListTaskPushNotificationConfigsRequest::new(&p.id),
-                            &call,
-                        )
-                        .await?
-                        .configs
-                        .into_iter()
-                        .next()
-                        .ok_or_else(|| A2aError::task_not_found(&p.id))?,
-                };
-                ok(id, v03::TaskPushNotificationConfig::from(&config))
+                let configs = h
+                    .list_push_configs(ListTaskPushNotificationConfigsRequest::new(&p.id), &call)
+                    .await?
+                    .configs;
+                let wanted = p.push_notification_config_id.as_deref();
+                let config = configs
+                    .iter()
+                    .find(|c| wanted.is_some() && c.id.as_deref() == wanted)
+                    .or(configs.first())
+                    .ok_or_else(|| A2aError::task_not_found(&p.id))?;
+                ok(id, v03::TaskPushNotificationConfig::from(config))
             }
             m::PUSH_CONFIG_LIST => {
                 let p: v03::PushNotificationConfigParams = params(raw)?;

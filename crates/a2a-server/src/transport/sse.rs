@@ -63,3 +63,15 @@ pub(crate) fn sse_response(
         .keep_alive(KeepAlive::new().interval(keep_alive))
         .into_response()
 }
+
+/// A stream of one event, the JSON-RPC error `e` for request `id`: how v0.3 servers (the
+/// reference SDK) answer a streaming method that fails before its first event, and what
+/// v0.3 clients, which open the response as an event stream, can read.
+pub(crate) fn sse_error(
+    id: Option<&RawValue>,
+    e: &a2a_types::A2aError,
+    version: ProtocolVersion,
+) -> Response {
+    let event = Event::default().data(error_body(id, e, version));
+    Sse::new(futures::stream::iter([Ok::<_, Infallible>(event)])).into_response()
+}

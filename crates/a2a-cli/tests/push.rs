@@ -484,10 +484,20 @@ fn v03_clients_manage_webhooks_with_the_v03_methods() {
         }),
     );
     let task_id = sent["result"]["id"].as_str().expect("a task").to_owned();
+    let op = |name: &str, params: Value| {
+        rpc03(
+            &s.base,
+            &format!("tasks/pushNotificationConfig/{name}"),
+            params,
+        )
+    };
+    let count = || {
+        let listed = op("list", json!({"id": task_id}));
+        listed["result"].as_array().map(Vec::len)
+    };
 
-    let set = rpc03(
-        &s.base,
-        "tasks/pushNotificationConfig/set",
+    let set = op(
+        "set",
         json!({"taskId": task_id, "pushNotificationConfig": {
             "url": url, "token": "tok-3",
             "authentication": {"schemes": ["Bearer"], "credentials": "s3"}}}),
@@ -505,16 +515,14 @@ fn v03_clients_manage_webhooks_with_the_v03_methods() {
         .expect("an id")
         .to_owned();
     assert_eq!(config_id, task_id);
-    let other = rpc03(
-        &s.base,
-        "tasks/pushNotificationConfig/set",
+    let other = op(
+        "set",
         json!({"taskId": task_id, "pushNotificationConfig": {"id": "second", "url": "https://example.com/h"}}),
     );
     assert_eq!(other["result"]["pushNotificationConfig"]["id"], "second");
 
-    let got = rpc03(
-        &s.base,
-        "tasks/pushNotificationConfig/get",
+    let got = op(
+        "get",
         json!({"id": task_id, "pushNotificationConfigId": "second"}),
     );
     assert_eq!(
@@ -522,46 +530,22 @@ fn v03_clients_manage_webhooks_with_the_v03_methods() {
         "https://example.com/h"
     );
     // Without a config id: the task's first config.
-    let first = rpc03(
-        &s.base,
-        "tasks/pushNotificationConfig/get",
-        json!({"id": task_id}),
-    );
+    let first = op("get", json!({"id": task_id}));
     assert_eq!(
         first["result"]["pushNotificationConfig"]["id"],
         json!(config_id)
     );
-    let listed = rpc03(
-        &s.base,
-        "tasks/pushNotificationConfig/list",
-        json!({"id": task_id}),
-    );
-    assert_eq!(
-        listed["result"].as_array().map(Vec::len),
-        Some(2),
-        "{listed}"
-    );
-    let deleted = rpc03(
-        &s.base,
-        "tasks/pushNotificationConfig/delete",
+    assert_eq!(count(), Some(2));
+    let deleted = op(
+        "delete",
         json!({"id": task_id, "pushNotificationConfigId": "second"}),
     );
     assert_eq!(deleted["result"], Value::Null, "{deleted}");
     assert!(deleted.get("error").is_none(), "{deleted}");
-    let listed = rpc03(
-        &s.base,
-        "tasks/pushNotificationConfig/list",
-        json!({"id": task_id}),
-    );
-    assert_eq!(
-        listed["result"].as_array().map(Vec::len),
-        Some(1),
-        "{listed}"
-    );
+    assert_eq!(count(), Some(1));
     // An id that matches nothing: the task's first config, as v0.3 servers answer.
-    let other_id = rpc03(
-        &s.base,
-        "tasks/pushNotificationConfig/get",
+    let other_id = op(
+        "get",
         json!({"id": task_id, "pushNotificationConfigId": "second"}),
     );
     assert_eq!(
@@ -569,17 +553,9 @@ fn v03_clients_manage_webhooks_with_the_v03_methods() {
         json!(task_id),
         "{other_id}"
     );
-    let missing = rpc03(
-        &s.base,
-        "tasks/pushNotificationConfig/get",
-        json!({"id": "no-such-task"}),
-    );
+    let missing = op("get", json!({"id": "no-such-task"}));
     assert_eq!(missing["error"]["code"], -32001, "{missing}");
-    let no_id = rpc03(
-        &s.base,
-        "tasks/pushNotificationConfig/delete",
-        json!({"id": task_id}),
-    );
+    let no_id = op("delete", json!({"id": task_id}));
     assert_eq!(no_id["error"]["code"], -32602, "{no_id}");
 
     // The webhook registered the v0.3 way hears the task's end, with its credentials.

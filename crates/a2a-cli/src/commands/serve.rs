@@ -456,15 +456,19 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     });
     let names: Vec<String> = agents.iter().map(|a| a.id.clone()).collect();
     let mut in_memory = Vec::new();
+    // Notifications name where the key is only when the address is one a receiver can
+    // reach (not 0.0.0.0 or [::]); else receivers take the key set the card's signature
+    // names, or are given it.
+    let reachable = set.public_url.is_some() || !local.ip().is_unspecified();
     let push_signer = signing_key.map(|key| {
-        a2a_server::push::PushSigner::new(
-            key,
-            Some(format!(
+        let jku = reachable.then(|| {
+            format!(
                 "{}{}",
                 base.trim_end_matches('/'),
                 a2a_server::card_signing::JWKS_PATH
-            )),
-        )
+            )
+        });
+        a2a_server::push::PushSigner::new(key, jku)
     });
     let shared = policy::shared(&args, push_signer)?;
     for agent in &agents {

@@ -90,10 +90,16 @@ async fn fail_abandoned(db: &SqlTaskStore, handlers: &Handlers, expiry: Duration
     }
 }
 
-/// Takes over the push deliveries of stopped processes: each resumes after the last event
-/// its process recorded as delivered (at-least-once: a few may be sent twice).
+/// Takes over the push deliveries of stopped processes, for the agents here that send
+/// them: each resumes after the last event its process recorded as delivered
+/// (at-least-once: a few may be sent twice). A claim that cannot be resumed is given back.
 async fn resume_push(db: &SqlTaskStore, handlers: &Handlers, expiry: Duration) {
-    let orphans = match db.orphaned_push(expiry, SWEEP_LIMIT).await {
+    let agents: Vec<&str> = handlers
+        .iter()
+        .filter(|(_, h)| h.sends_push_notifications())
+        .map(|(id, _)| id.as_str())
+        .collect();
+    let orphans = match db.orphaned_push(expiry, &agents, SWEEP_LIMIT).await {
         Ok(o) => o,
         Err(e) => {
             tracing::warn!(error = %e, "looking for unfinished push deliveries failed");
@@ -101,7 +107,6 @@ async fn resume_push(db: &SqlTaskStore, handlers: &Handlers, expiry: Duration) {
         }
     };
     for o in orphans {
-        // Another host's agent: that host resumes it.
         let Some(handler) = handlers.get(&o.agent_id) else {
             continue;
         };
@@ -113,18 +118,23 @@ async fn resume_push(db: &SqlTaskStore, handlers: &Handlers, expiry: Duration) {
                 continue;
             }
         }
-        match handler
+        let resumed = handler
             .resume_push(&o.task_id, &o.config_id, o.delivered_seq)
-            .await
-        {
+            .await;
+        match resumed {
             Ok(true) => tracing::info!(
                 agent = %o.agent_id, task_id = %o.task_id, config = %o.config_id, owner = %o.owner,
                 after_seq = o.delivered_seq, "resumed push deliveries left by a stopped process"
             ),
-            Ok(false) => {}
-            Err(e) => {
-                tracing::warn!(task_id = %o.task_id, error = %e, "could not resume push deliveries")
+            Ok(false) => {} // the config is gone
+            Err(ref e) => {
+                tracing::warn!(task_id = %o.task_id, error = %e, "could not resume push deliveries");
             }
+        }
+        if !matches!(resumed, Ok(true))
+            && let Err(e) = db.release_push(&o).await
+        {
+            tracing::warn!(task_id = %o.task_id, error = %e, "could not give back a push delivery");
         }
     }
 }

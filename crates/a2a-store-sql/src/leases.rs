@@ -153,30 +153,40 @@ impl SqlTaskStore {
         Ok(out)
     }
 
-    /// Push configs, of every agent, with events left to deliver (the task's log goes on
-    /// past the last delivered) whose delivering process has been silent for `expiry` (or
-    /// is gone), at most `limit` of them. Configs claimed less than `expiry` ago are left
+    /// Push configs of `agents` with events left to deliver (the task's log goes on past
+    /// the last delivered) whose delivering process has been silent for `expiry` (or is
+    /// gone), at most `limit` of them. Configs claimed less than `expiry` ago are left
     /// alone: their process may not have beaten yet.
     pub async fn orphaned_push(
         &self,
         expiry: Duration,
+        agents: &[&str],
         limit: usize,
     ) -> Result<Vec<OrphanedPush>, StoreError> {
+        if agents.is_empty() {
+            return Ok(Vec::new());
+        }
         let cutoff = now_ms().saturating_sub(millis(expiry));
-        let rows = sqlx::query(&format!(
+        let agents_in = (0..agents.len())
+            .map(|i| format!("${}", i + 3))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let sql = format!(
             "SELECT c.agent_id, c.task_id, c.config_id, c.delivered_seq, c.delivery_owner
              FROM a2a_push_configs c
              JOIN a2a_tasks t ON t.agent_id = c.agent_id AND t.id = c.task_id
              LEFT JOIN a2a_instances i ON i.instance_id = c.delivery_owner
-             WHERE c.delivered_seq < t.seq AND c.claimed_ms < $1 AND c.delivery_owner <> $2
+             WHERE c.delivered_seq < t.seq AND c.claimed_ms < $1
+               AND c.delivery_owner <> $2 AND c.delivery_owner <> ''
+               AND c.agent_id IN ({agents_in})
                AND (i.heartbeat_ms IS NULL OR i.heartbeat_ms < $1)
              LIMIT {limit}"
-        ))
-        .bind(cutoff)
-        .bind(&*self.instance)
-        .fetch_all(&self.pool)
-        .await
-        .map_err(backend)?;
+        );
+        let mut query = sqlx::query(&sql).bind(cutoff).bind(&*self.instance);
+        for agent in agents {
+            query = query.bind(*agent);
+        }
+        let rows = query.fetch_all(&self.pool).await.map_err(backend)?;
         rows.iter()
             .map(|r| {
                 Ok(OrphanedPush {
@@ -207,5 +217,23 @@ impl SqlTaskStore {
         .await
         .map_err(backend)?;
         Ok(done.rows_affected() == 1)
+    }
+
+    /// Gives back a config [`claim_push`](Self::claim_push) took whose deliveries could
+    /// not be resumed here, so that the next sweep (of any process) tries again.
+    pub async fn release_push(&self, orphan: &OrphanedPush) -> Result<(), StoreError> {
+        sqlx::query(
+            "UPDATE a2a_push_configs SET delivery_owner = $1, claimed_ms = 0
+             WHERE agent_id = $2 AND task_id = $3 AND config_id = $4 AND delivery_owner = $5",
+        )
+        .bind(&orphan.owner)
+        .bind(&orphan.agent_id)
+        .bind(&orphan.task_id)
+        .bind(&orphan.config_id)
+        .bind(&*self.instance)
+        .execute(&self.pool)
+        .await
+        .map_err(backend)?;
+        Ok(())
     }
 }

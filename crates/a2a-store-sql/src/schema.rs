@@ -63,13 +63,17 @@ const MIGRATIONS: &[(i64, &[&str])] = &[
         &["ALTER TABLE a2a_push_configs ADD COLUMN position BIGINT NOT NULL DEFAULT 0"],
     ),
     // Push delivery progress: the last event delivered and the process delivering, so that
-    // deliveries a stopped process left unfinished are resumed (see `leases.rs`).
+    // deliveries a stopped process left unfinished are resumed (see `leases.rs`). Configs
+    // stored before count as delivered (their process kept no progress: resuming them would
+    // send every task's whole history again), and rows an older version still writes during
+    // a rolling upgrade name no process, which the sweep leaves to the process delivering.
     (
         3,
         &[
             "ALTER TABLE a2a_push_configs ADD COLUMN delivered_seq BIGINT NOT NULL DEFAULT 0",
             "ALTER TABLE a2a_push_configs ADD COLUMN delivery_owner TEXT NOT NULL DEFAULT ''",
             "ALTER TABLE a2a_push_configs ADD COLUMN claimed_ms BIGINT NOT NULL DEFAULT 0",
+            "UPDATE a2a_push_configs SET delivered_seq = 9223372036854775807",
         ],
     ),
 ];

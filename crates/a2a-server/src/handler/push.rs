@@ -15,12 +15,25 @@ impl RequestHandler {
     /// The delivery service, when this agent sends push notifications; else the error the
     /// spec requires.
     fn push_delivery(&self, call: &CallContext) -> Result<&PushDelivery, A2aError> {
-        let push = match &self.config.push {
-            Some(push) if self.card.capabilities.push_notifications == Some(true) => push,
-            _ => return Err(A2aError::PushNotificationNotSupported),
-        };
+        let push = self
+            .delivery()
+            .ok_or(A2aError::PushNotificationNotSupported)?;
         self.admit(call)?;
         Ok(push)
+    }
+
+    /// The delivery service when this agent sends push notifications (it has one and its
+    /// card says so).
+    fn delivery(&self) -> Option<&PushDelivery> {
+        self.config
+            .push
+            .as_ref()
+            .filter(|_| self.card.capabilities.push_notifications == Some(true))
+    }
+
+    /// Whether this agent sends push notifications.
+    pub fn sends_push_notifications(&self) -> bool {
+        self.delivery().is_some()
     }
 
     /// `CreateTaskPushNotificationConfig`: stores the config (with a new `id` unless it has
@@ -246,7 +259,7 @@ impl RequestHandler {
         config_id: &str,
         after_seq: u64,
     ) -> Result<bool, A2aError> {
-        let Some(push) = self.config.push.clone() else {
+        let Some(push) = self.delivery() else {
             return Ok(false);
         };
         let store = self.runtime.store().clone();

@@ -82,7 +82,11 @@ impl A2aServer {
 
     /// The agent's routes, to merge into a larger axum application.
     pub fn router(&self) -> Router {
-        let router = agent_routes(Arc::new(self.handler.clone()), &self.path, &self.options);
+        let mut router = agent_routes(Arc::new(self.handler.clone()), &self.path, &self.options);
+        // Signed cards name this key set in their `jku`: it is served with them.
+        if let Some(signer) = &self.options.card_signer {
+            router = router.merge(crate::router::jwks_routes(signer.clone()));
+        }
         if self.options.metrics {
             router.merge(crate::router::metrics_routes())
         } else {

@@ -1,7 +1,8 @@
 //! JWTs verified against a JWKS URL: signature (asymmetric algorithms only), issuer,
 //! audience, expiry and not-before with a clock-skew allowance. The principal is the token's
 //! `sub` claim. Keys are fetched at first use and again when a token names a key id not seen
-//! yet (at most every 30 s) or the set is 10 minutes old.
+//! yet (at most every 30 s) or the set is 10 minutes old; one fetch at a time, while other
+//! requests go on verifying with the keys already fetched.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -12,7 +13,7 @@ use async_trait::async_trait;
 use axum::http::{HeaderMap, HeaderValue};
 use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
-use tokio::sync::RwLock;
+use std::sync::RwLock;
 
 use super::{Authenticator, Principal, bearer_token, requirement};
 
@@ -42,20 +43,42 @@ impl JwtSettings {
     }
 }
 
-/// The keys of a JWK Set, by key id.
+/// A key and the algorithm its JWK names, if any.
+type Key = Arc<(DecodingKey, Option<Algorithm>)>;
+
+/// The keys of a JWK Set, by key id, as fetched at `fetched`.
 #[derive(Default)]
 struct Keys {
-    by_id: HashMap<String, (DecodingKey, Option<Algorithm>)>,
+    by_id: HashMap<String, Key>,
     /// The only key when the set has one without an id.
-    anonymous: Option<(DecodingKey, Option<Algorithm>)>,
+    anonymous: Option<Key>,
     fetched: Option<Instant>,
+}
+
+/// What the keys at hand say about a key id.
+enum Lookup {
+    Found(Key),
+    /// Never fetched, or fetched 10 minutes ago or more.
+    Stale,
+    /// Not in a fresh set (perhaps rotated in since).
+    Unknown,
+}
+
+/// The last fetch of the key set.
+#[derive(Clone, Copy)]
+struct Attempt {
+    at: Instant,
+    ok: bool,
 }
 
 /// Verifies `Authorization: Bearer <JWT>`.
 pub struct JwtAuthenticator {
     settings: JwtSettings,
     http: reqwest::Client,
-    keys: RwLock<Keys>,
+    /// Replaced whole after a fetch; readers clone the `Arc` and never wait for a fetch.
+    keys: RwLock<Arc<Keys>>,
+    /// Held while fetching, so that one request fetches and the others wait for it.
+    fetching: tokio::sync::Mutex<Option<Attempt>>,
 }
 
 impl std::fmt::Debug for JwtAuthenticator {
@@ -68,6 +91,15 @@ impl std::fmt::Debug for JwtAuthenticator {
 
 const REFRESH_EVERY: Duration = Duration::from_secs(600);
 const REFETCH_AT_MOST_EVERY: Duration = Duration::from_secs(30);
+/// After a failed fetch, requests are refused at once for this long instead of each
+/// waiting for another fetch.
+const RETRY_FAILED_AFTER: Duration = Duration::from_secs(5);
+
+fn keys_unavailable() -> A2aError {
+    A2aError::Unauthenticated {
+        detail: "the keys to verify tokens are not available right now".into(),
+    }
+}
 
 fn invalid(detail: &str) -> A2aError {
     A2aError::Unauthenticated {
@@ -84,20 +116,74 @@ impl JwtAuthenticator {
                 .timeout(Duration::from_secs(10))
                 .build()
                 .unwrap_or_default(),
-            keys: RwLock::new(Keys::default()),
+            keys: RwLock::new(Arc::new(Keys::default())),
+            fetching: tokio::sync::Mutex::new(None),
         }
     }
 
-    /// Fetches the key set, unless it was fetched less than `min_age` ago.
-    async fn refresh(&self, min_age: Duration) -> Result<(), A2aError> {
-        let mut keys = self.keys.write().await;
-        if keys.fetched.is_some_and(|t| t.elapsed() < min_age) {
-            return Ok(());
+    /// The keys at hand.
+    fn keys(&self) -> Arc<Keys> {
+        self.keys
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    fn lookup(&self, kid: Option<&str>) -> Lookup {
+        let keys = self.keys();
+        if keys.fetched.is_none_or(|t| t.elapsed() >= REFRESH_EVERY) {
+            return Lookup::Stale;
         }
-        keys.fetched = Some(Instant::now());
+        let key = match kid {
+            Some(id) => keys.by_id.get(id).cloned(),
+            None => keys.anonymous.clone(),
+        };
+        key.map_or(Lookup::Unknown, Lookup::Found)
+    }
+
+    /// The key `kid` names, fetching the key set when it is stale, or when it lacks the
+    /// key and was not fetched in the last 30 s.
+    async fn key(&self, kid: Option<&str>) -> Result<Key, A2aError> {
+        if let Lookup::Found(key) = self.lookup(kid) {
+            return Ok(key);
+        }
+        let mut last = self.fetching.lock().await;
+        // Another request may have fetched while this one waited.
+        let min_age = match self.lookup(kid) {
+            Lookup::Found(key) => return Ok(key),
+            Lookup::Stale => Duration::ZERO,
+            Lookup::Unknown => REFETCH_AT_MOST_EVERY,
+        };
+        let unknown = || invalid("it is signed with an unknown key");
+        match *last {
+            Some(a) if !a.ok && a.at.elapsed() < min_age.max(RETRY_FAILED_AFTER) => {
+                return Err(keys_unavailable());
+            }
+            Some(a) if a.at.elapsed() < min_age => return Err(unknown()),
+            _ => {}
+        }
+        let fetched = self.fetch().await;
+        *last = Some(Attempt {
+            at: Instant::now(),
+            ok: fetched.is_ok(),
+        });
+        let fresh = fetched?;
+        *self
+            .keys
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(fresh);
+        match self.lookup(kid) {
+            Lookup::Found(key) => Ok(key),
+            _ => Err(unknown()),
+        }
+    }
+
+    /// Fetches and reads the key set.
+    async fn fetch(&self) -> Result<Keys, A2aError> {
+        let url = &self.settings.jwks_url;
         let set: JwkSet = async {
             self.http
-                .get(&self.settings.jwks_url)
+                .get(url)
                 .send()
                 .await?
                 .error_for_status()?
@@ -106,46 +192,35 @@ impl JwtAuthenticator {
         }
         .await
         .map_err(|e| {
-            tracing::warn!(url = %self.settings.jwks_url, error = %e, "cannot fetch the JWKS");
-            A2aError::Unauthenticated {
-                detail: "the keys to verify tokens are not available right now".into(),
-            }
+            tracing::warn!(%url, error = %e, "cannot fetch the JWKS");
+            keys_unavailable()
         })?;
-        let mut fresh = Keys {
-            fetched: keys.fetched,
+        let mut keys = Keys {
+            fetched: Some(Instant::now()),
             ..Keys::default()
         };
         for jwk in &set.keys {
-            let Ok(key) = DecodingKey::from_jwk(jwk) else {
-                continue;
+            let key = match DecodingKey::from_jwk(jwk) {
+                Ok(key) => key,
+                Err(e) => {
+                    tracing::warn!(%url, kid = ?jwk.common.key_id, error = %e, "skipping a key of the JWKS");
+                    continue;
+                }
             };
             let alg = jwk
                 .common
                 .key_algorithm
                 .and_then(|a| a.to_string().parse::<Algorithm>().ok());
+            let key = Arc::new((key, alg));
             match &jwk.common.key_id {
                 Some(id) => {
-                    fresh.by_id.insert(id.clone(), (key, alg));
+                    keys.by_id.insert(id.clone(), key);
                 }
-                None if set.keys.len() == 1 => fresh.anonymous = Some((key, alg)),
+                None if set.keys.len() == 1 => keys.anonymous = Some(key),
                 None => {}
             }
         }
-        *keys = fresh;
-        Ok(())
-    }
-
-    /// The key `kid` names, from a key set fetched less than 10 minutes ago: one read lock
-    /// per request.
-    async fn fresh_key(&self, kid: Option<&str>) -> Option<(DecodingKey, Option<Algorithm>)> {
-        let keys = self.keys.read().await;
-        if keys.fetched.is_none_or(|t| t.elapsed() >= REFRESH_EVERY) {
-            return None;
-        }
-        match kid {
-            Some(id) => keys.by_id.get(id).cloned(),
-            None => keys.anonymous.clone(),
-        }
+        Ok(keys)
     }
 }
 
@@ -193,29 +268,8 @@ impl Authenticator for JwtAuthenticator {
         ) {
             return Err(invalid("its algorithm is not accepted"));
         }
-        let kid = header.kid.as_deref();
-        let (key, alg) = match self.fresh_key(kid).await {
-            Some(k) => k,
-            None => {
-                // Keys never fetched or old (refetch now), or a key rotated in since the
-                // last fetch (refetch at most every 30 s).
-                let stale = self
-                    .keys
-                    .read()
-                    .await
-                    .fetched
-                    .is_none_or(|t| t.elapsed() >= REFRESH_EVERY);
-                let min_age = if stale {
-                    Duration::ZERO
-                } else {
-                    REFETCH_AT_MOST_EVERY
-                };
-                self.refresh(min_age).await?;
-                self.fresh_key(kid)
-                    .await
-                    .ok_or_else(|| invalid("it is signed with an unknown key"))?
-            }
-        };
+        let key = self.key(header.kid.as_deref()).await?;
+        let (key, alg) = &*key;
         if alg.is_some_and(|a| a != header.alg) {
             return Err(invalid("its algorithm does not match its key"));
         }
@@ -231,7 +285,7 @@ impl Authenticator for JwtAuthenticator {
             Some(aud) => validation.set_audience(&[aud]),
             None => validation.validate_aud = false,
         }
-        let data = jsonwebtoken::decode::<Claims>(token, &key, &validation).map_err(|e| {
+        let data = jsonwebtoken::decode::<Claims>(token, key, &validation).map_err(|e| {
             use jsonwebtoken::errors::ErrorKind;
             invalid(match e.kind() {
                 ErrorKind::ExpiredSignature => "it has expired",

@@ -72,22 +72,8 @@ pub fn verify_notification(
 ) -> Result<NotificationClaims, SignatureError> {
     let malformed = |e: &dyn std::fmt::Display| SignatureError::Malformed(e.to_string());
     let header = jsonwebtoken::decode_header(signature).map_err(|e| malformed(&e))?;
-    if matches!(
-        header.alg,
-        jsonwebtoken::Algorithm::HS256
-            | jsonwebtoken::Algorithm::HS384
-            | jsonwebtoken::Algorithm::HS512
-    ) {
-        return Err(malformed(&"symmetric algorithms are not accepted"));
-    }
-    let kid = header.kid.unwrap_or_default();
-    let jwk = keys
-        .keys
-        .iter()
-        .find(|k| k.common.key_id.as_deref().unwrap_or_default() == kid)
-        .ok_or_else(|| SignatureError::UnknownKey(kid.clone()))?;
-    let key = jsonwebtoken::DecodingKey::from_jwk(jwk).map_err(|e| malformed(&e))?;
-    let mut validation = jsonwebtoken::Validation::new(header.alg);
+    let (key, alg) = key_for(keys, header.kid.as_deref().unwrap_or_default(), header.alg)?;
+    let mut validation = jsonwebtoken::Validation::new(alg);
     validation.set_audience(&[webhook_url]);
     validation.set_required_spec_claims(&["exp", "aud"]);
     validation.leeway = 60;
@@ -99,10 +85,8 @@ pub fn verify_notification(
             _ => malformed(&e),
         })?
         .claims;
-    use sha2::Digest as _;
-    let digest = sha2::Sha256::digest(body);
-    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-    if !hex.eq_ignore_ascii_case(&claims.request_body_sha256) {
+    if !a2a_types::notification_body_digest(body).eq_ignore_ascii_case(&claims.request_body_sha256)
+    {
         return Err(SignatureError::Mismatch);
     }
     Ok(claims)
@@ -152,38 +136,54 @@ pub fn verify_card(card: &Value, keys: &JwkSet) -> Result<String, SignatureError
     let mut last = SignatureError::Unsigned;
     for (header, sig) in signature_headers(card)? {
         let kid = header.kid.clone().unwrap_or_default();
-        let Some(jwk) = keys
-            .keys
-            .iter()
-            .find(|k| k.common.key_id.as_deref().unwrap_or_default() == kid)
-        else {
-            last = SignatureError::UnknownKey(kid);
-            continue;
-        };
-        let alg: jsonwebtoken::Algorithm = header
+        let verified = header
             .alg
             .parse()
-            .map_err(|_| SignatureError::Malformed(format!("algorithm {}", header.alg)))?;
-        if matches!(
-            alg,
-            jsonwebtoken::Algorithm::HS256
-                | jsonwebtoken::Algorithm::HS384
-                | jsonwebtoken::Algorithm::HS512
-        ) {
-            last = SignatureError::Malformed("symmetric algorithms are not accepted".into());
-            continue;
-        }
-        let key = jsonwebtoken::DecodingKey::from_jwk(jwk)
-            .map_err(|e| SignatureError::Malformed(e.to_string()))?;
-        let protected = sig["protected"].as_str().unwrap_or_default();
-        let signature = sig["signature"].as_str().unwrap_or_default();
-        let input = format!("{protected}.{payload}");
-        match jsonwebtoken::crypto::verify(signature, input.as_bytes(), &key, alg) {
-            Ok(true) => return Ok(kid),
-            _ => last = SignatureError::Mismatch,
+            .map_err(|_| SignatureError::Malformed(format!("algorithm {}", header.alg)))
+            .and_then(|alg| key_for(keys, &kid, alg))
+            .and_then(|(key, alg)| {
+                let field = |name: &str| {
+                    sig[name].as_str().ok_or_else(|| {
+                        SignatureError::Malformed(format!("a signature without `{name}`"))
+                    })
+                };
+                let input = format!("{}.{payload}", field("protected")?);
+                match jsonwebtoken::crypto::verify(field("signature")?, input.as_bytes(), &key, alg)
+                {
+                    Ok(true) => Ok(()),
+                    _ => Err(SignatureError::Mismatch),
+                }
+            });
+        // Another signature (key rotation) may still verify.
+        match verified {
+            Ok(()) => return Ok(kid),
+            Err(e) => last = e,
         }
     }
     Err(last)
+}
+
+/// The key `kid` of `keys`, for `alg`; symmetric algorithms are refused (a public key set
+/// cannot hold a shared secret).
+fn key_for(
+    keys: &JwkSet,
+    kid: &str,
+    alg: jsonwebtoken::Algorithm,
+) -> Result<(jsonwebtoken::DecodingKey, jsonwebtoken::Algorithm), SignatureError> {
+    use jsonwebtoken::Algorithm::{HS256, HS384, HS512};
+    if matches!(alg, HS256 | HS384 | HS512) {
+        return Err(SignatureError::Malformed(
+            "symmetric algorithms are not accepted".into(),
+        ));
+    }
+    let jwk = keys
+        .keys
+        .iter()
+        .find(|k| k.common.key_id.as_deref().unwrap_or_default() == kid)
+        .ok_or_else(|| SignatureError::UnknownKey(kid.to_owned()))?;
+    let key = jsonwebtoken::DecodingKey::from_jwk(jwk)
+        .map_err(|e| SignatureError::Malformed(e.to_string()))?;
+    Ok((key, alg))
 }
 
 /// Fetches the JWK Set at `url`.

@@ -40,13 +40,13 @@ impl CardSigner {
     /// A signer with the P-256 private key in `pem` (PKCS#8), known by `kid`.
     pub fn from_ec_pem(pem: &[u8], kid: &str) -> Result<Arc<Self>, CardSigningError> {
         let bad = |e: &dyn std::fmt::Display| CardSigningError::BadKey(e.to_string());
-        let key = jsonwebtoken::EncodingKey::from_ec_pem(pem).map_err(|e| bad(&e))?;
-        // The public half, for the JWK Set.
-        let text = std::str::from_utf8(pem).map_err(|e| bad(&e))?;
-        let der = pem_body(text).ok_or_else(|| bad(&"no PRIVATE KEY block"))?;
+        use rustls_pki_types::pem::PemObject as _;
+        let der = rustls_pki_types::PrivatePkcs8KeyDer::from_pem_slice(pem).map_err(|e| bad(&e))?;
+        let key = jsonwebtoken::EncodingKey::from_ec_der(der.secret_pkcs8_der());
+        // The public half, for the JWK Set (parsing also checks that the key is P-256).
         let pair = ring::signature::EcdsaKeyPair::from_pkcs8(
             &ring::signature::ECDSA_P256_SHA256_FIXED_SIGNING,
-            &der,
+            der.secret_pkcs8_der(),
             &ring::rand::SystemRandom::new(),
         )
         .map_err(|e| bad(&e))?;
@@ -77,11 +77,16 @@ impl CardSigner {
         let protected = B64.encode(header.to_string());
         let payload = B64.encode(a2a_types::jcs::card_payload(card));
         let input = format!("{protected}.{payload}");
-        let Ok(signature) =
-            jsonwebtoken::crypto::sign(input.as_bytes(), &self.key, jsonwebtoken::Algorithm::ES256)
-        else {
-            tracing::warn!("cannot sign the agent card");
-            return;
+        let signature = match jsonwebtoken::crypto::sign(
+            input.as_bytes(),
+            &self.key,
+            jsonwebtoken::Algorithm::ES256,
+        ) {
+            Ok(signature) => signature,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot sign the agent card; serving it unsigned");
+                return;
+            }
         };
         if let Value::Object(members) = card {
             members.insert(
@@ -93,37 +98,15 @@ impl CardSigner {
 }
 
 impl CardSigner {
-    /// The key id.
-    pub fn kid(&self) -> &str {
-        &self.kid
-    }
-
     /// A compact JWS (a JWT, ES256) of `claims`, naming `jku` when given.
-    pub fn sign_jwt(&self, claims: &Value, jku: Option<&str>) -> Option<String> {
-        let mut header = json!({"alg": "ES256", "typ": "JWT", "kid": self.kid});
-        if let Some(jku) = jku {
-            header["jku"] = jku.into();
-        }
-        let input = format!(
-            "{}.{}",
-            B64.encode(header.to_string()),
-            B64.encode(claims.to_string())
-        );
-        let signature =
-            jsonwebtoken::crypto::sign(input.as_bytes(), &self.key, jsonwebtoken::Algorithm::ES256)
-                .ok()?;
-        Some(format!("{input}.{signature}"))
+    pub fn sign_jwt(
+        &self,
+        claims: &impl serde::Serialize,
+        jku: Option<&str>,
+    ) -> Result<String, jsonwebtoken::errors::Error> {
+        let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::ES256);
+        header.kid = Some(self.kid.clone());
+        header.jku = jku.map(str::to_owned);
+        jsonwebtoken::encode(&header, claims, &self.key)
     }
-}
-
-/// The DER bytes of the first PEM block.
-fn pem_body(pem: &str) -> Option<Vec<u8>> {
-    let start = pem.find("-----BEGIN ")?;
-    let body_start = pem[start..].find('\n')? + start + 1;
-    let end = pem[body_start..].find("-----END ")? + body_start;
-    let b64: String = pem[body_start..end]
-        .chars()
-        .filter(|c| !c.is_whitespace())
-        .collect();
-    base64::engine::general_purpose::STANDARD.decode(b64).ok()
 }

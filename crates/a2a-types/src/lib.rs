@@ -38,7 +38,7 @@ pub use event::{
     TaskStatusUpdateEvent,
 };
 pub use message::{Message, Part, PartContent, Role, join_text};
-pub use push::{AuthenticationInfo, TaskPushNotificationConfig};
+pub use push::{AuthenticationInfo, TaskPushNotificationConfig, notification_body_digest};
 pub use request::{
     CancelTaskRequest, GetExtendedAgentCardRequest, GetTaskRequest,
     ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse,

@@ -62,3 +62,17 @@ pub struct TaskPushNotificationConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub authentication: Option<AuthenticationInfo>,
 }
+
+/// The `request_body_sha256` claim of a push notification's signature (see
+/// [`NOTIFICATION_SIGNATURE_HEADER`](crate::NOTIFICATION_SIGNATURE_HEADER)): the SHA-256 of
+/// the exact body bytes, in lowercase hex.
+pub fn notification_body_digest(body: &[u8]) -> String {
+    use sha2::Digest as _;
+    use std::fmt::Write as _;
+    let digest = sha2::Sha256::digest(body);
+    let mut hex = String::with_capacity(64);
+    for b in digest {
+        let _ = write!(hex, "{b:02x}");
+    }
+    hex
+}

@@ -79,7 +79,13 @@ impl PushSigner {
             "task_id": task_id,
             "request_body_sha256": body_sha256,
         });
-        self.key.sign_jwt(&claims, self.jku.as_deref())
+        match self.key.sign_jwt(&claims, self.jku.as_deref()) {
+            Ok(jwt) => Some(jwt),
+            Err(e) => {
+                tracing::warn!(task_id, error = %e, "push: cannot sign a notification; sending it unsigned");
+                None
+            }
+        }
     }
 }
 
@@ -277,14 +283,10 @@ impl PushDelivery {
         let started = tokio::time::Instant::now();
         let mut backoff = settings.initial_backoff;
         let mut attempt = 0u32;
-        let body_sha256 = settings.signer.as_ref().map(|_| {
-            use sha2::Digest as _;
-            let digest = sha2::Sha256::digest(&body);
-            digest
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect::<String>()
-        });
+        let body_sha256 = settings
+            .signer
+            .as_ref()
+            .map(|_| a2a_types::notification_body_digest(&body));
         loop {
             attempt += 1;
             let mut req = self

@@ -96,6 +96,15 @@ fn signed_cards_verify_and_altered_ones_do_not() {
         jwks_file.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
+    // Without trusted keys, a card's `jku` is followed only to the card's own server: a
+    // card elsewhere could name a key set of whoever re-signed it.
+    let o = a2a(&["card", &copy, "--verify"]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("not served by the card's own server"),
+        "{}",
+        stderr(&o)
+    );
     // An unsigned card is refused.
     let mut unsigned = card;
     unsigned.as_object_mut().unwrap().remove("signatures");

@@ -6,7 +6,7 @@ use a2a_client::{A2aClient, Outcome, StopReason, TaskAccumulator, TaskStream};
 use a2a_types::{
     ListTasksRequest, Message, SendMessageConfiguration, SendMessageRequest, TaskState,
 };
-use anyhow::Context;
+use anyhow::{Context, bail};
 use clap::Args;
 
 use super::common::{ConnectArgs, TimeoutArg};
@@ -50,11 +50,12 @@ async fn verify_card(args: &CardArgs) -> anyhow::Result<String> {
     for card_url in a2a_client::card::card_urls(&args.conn.url())? {
         let resp = http.get(card_url.clone()).send().await?;
         if resp.status().is_success() {
-            raw = Some(resp.json::<serde_json::Value>().await?);
+            let origin = resp.url().origin();
+            raw = Some((resp.json::<serde_json::Value>().await?, origin));
             break;
         }
     }
-    let raw = raw.context("no agent card at this URL")?;
+    let (raw, origin) = raw.context("no agent card at this URL")?;
     let headers = signature::signature_headers(&raw)?;
     let (keys, source) = match &args.jwks {
         Some(src) if src.starts_with("http://") || src.starts_with("https://") => {
@@ -72,6 +73,14 @@ async fn verify_card(args: &CardArgs) -> anyhow::Result<String> {
                 .iter()
                 .find_map(|(h, _)| h.jku.clone())
                 .context("the signature names no key set (jku); pass --jwks")?;
+            // The card names its own key set: trusting one elsewhere would let whoever
+            // altered the card sign it with their own key.
+            let same_origin = reqwest::Url::parse(&jku).is_ok_and(|u| u.origin() == origin);
+            if !same_origin {
+                bail!(
+                    "the signature's key set {jku} is not served by the card's own server; pass --jwks with the keys you trust"
+                );
+            }
             (signature::fetch_keys(&http, &jku).await?, jku)
         }
     };

@@ -12,11 +12,11 @@ sqlite:/tmp/outage.db) the server is killed (SIGKILL) halfway through the outage
 again on the same store and port, so the deliveries must survive the process.
 
 Each task of the slow agent (message "0.2") logs five events: the task, WORKING, the
-`progress` artifact, the `result` artifact, COMPLETED. An event is identified by its exact
-body, so a retried POST counts as a duplicate, not as a new event.
+`progress` artifact, the `result` artifact, COMPLETED. An event is identified by its task,
+its kind and its state or artifact name (not its bytes, which a process that takes over may
+render differently), so a resent event counts as a duplicate, not as a new event.
 """
 
-import hashlib
 import http.server
 import json
 import os
@@ -44,7 +44,8 @@ def free_port():
     return port
 
 
-received = []  # (arrival time, task id, body digest, is COMPLETED)
+received = []  # (arrival time, task id, event key, is terminal)
+TERMINAL = {"TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED", "TASK_STATE_REJECTED"}
 lock = threading.Lock()
 
 
@@ -54,9 +55,11 @@ class Hook(http.server.BaseHTTPRequestHandler):
         event = json.loads(body)
         (kind, about), = event.items()
         task_id = about.get("taskId") or about.get("id")
-        done = kind == "statusUpdate" and about["status"]["state"] == "TASK_STATE_COMPLETED"
+        state = (about.get("status") or {}).get("state")
+        name = (about.get("artifact") or {}).get("name")
+        done = kind == "statusUpdate" and state in TERMINAL
         with lock:
-            received.append((time.time(), task_id, hashlib.sha256(body).hexdigest(), done))
+            received.append((time.time(), task_id, (kind, state, name), done))
         self.send_response(200)
         self.end_headers()
 
@@ -83,6 +86,8 @@ def metric(base, outcome):
 
 
 def main():
+    if RESTART and STORE == "memory":
+        raise SystemExit("push-outage: RESTART=1 needs a durable STORE (say sqlite:/tmp/outage.db)")
     port, hook_port = free_port(), free_port()
     base = f"http://127.0.0.1:{port}"
     def start():
@@ -94,10 +99,11 @@ def main():
         for _ in range(200):
             try:
                 urllib.request.urlopen(f"{base}/.well-known/agent-card.json", timeout=1)
-                break
+                return proc
             except OSError:
                 time.sleep(0.05)
-        return proc
+        proc.kill()
+        raise SystemExit(f"push-outage: {BIN} serve did not answer on {base}")
 
     server = start()
     try:
@@ -123,13 +129,13 @@ def main():
         deadline = up + TIMEOUT
         while time.time() < deadline:
             with lock:
-                done = {t for (_, t, _, d) in received if d}
+                done = {t for (_, t, _, d) in received if d and t in ids}
             if len(done) >= TASKS:
                 break
             time.sleep(0.1)
         last = max((t for (t, *_rest) in received), default=up)
         with lock:
-            distinct = {(t, h) for (_, t, h, _) in received}
+            distinct = {(t, k) for (_, t, k, _) in received if t in ids}
             total = len(received)
         expected = TASKS * EVENTS_PER_TASK
         print(f"tasks {TASKS}, receiver down {DOWN:.0f} s")

@@ -604,7 +604,15 @@ fn unfinished_deliveries_resume(
         let left = deadline
             .checked_duration_since(Instant::now())
             .expect("the survivor did not resume the deliveries");
-        lines.extend(log.recv_timeout(left).ok());
+        match log.recv_timeout(left) {
+            Ok(line) => lines.push(line),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                panic!("the survivor did not resume the deliveries: {lines:#?}")
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                panic!("the survivor exited: {lines:#?}")
+            }
+        }
     }
     let got = receiver.wait_for_state("TASK_STATE_FAILED", Duration::from_secs(30));
     let of_long: Vec<&Received> = got

@@ -205,7 +205,8 @@ async fn the_parsers_answer_whatever_they_are_sent() {
         "",
         &a2a_server::ServeOptions::default(),
     );
-    let mut rng = Rng(seed);
+    // xorshift stays at 0 from 0: an odd state, whatever the seed.
+    let mut rng = Rng(seed | 1);
     let deadline = Instant::now() + Duration::from_secs_f64(seconds);
     let mut runs = 0u64;
     while Instant::now() < deadline {

@@ -3,12 +3,15 @@
 
 use std::sync::Arc;
 
+use a2a_server::push::{PushDelivery, PushSettings};
 use a2a_server::types::{
-    A2aError, AgentCard, AgentExtension, GetTaskRequest, ListTasksRequest, Message,
-    ProtocolVersion, SendMessageRequest, SubscribeToTaskRequest,
+    A2aError, AgentCard, AgentExtension, GetTaskRequest, ListTaskPushNotificationConfigsRequest,
+    ListTasksRequest, Message, ProtocolVersion, SendMessageRequest, SubscribeToTaskRequest,
+    TaskPushNotificationConfig, TaskPushNotificationConfigRequest,
 };
 use a2a_server::{
-    AgentError, AgentExecutor, CallContext, RequestContext, TaskUpdater, async_trait,
+    AgentError, AgentExecutor, CallContext, HandlerConfig, InMemoryTaskStore, InProcessBus,
+    RequestContext, RequestHandler, RuntimeConfig, TaskRuntime, TaskUpdater, async_trait,
     in_memory_handler,
 };
 
@@ -65,6 +68,39 @@ async fn every_operation_requires_the_required_extension() {
         .await
         .unwrap();
     assert_eq!(listed.tasks.len(), 1);
+}
+
+/// The push-config operations of an agent that sends push notifications are held to the
+/// required extension like the others.
+#[tokio::test]
+async fn push_config_operations_require_the_required_extension() {
+    let mut card = card();
+    card.capabilities.push_notifications = Some(true);
+    let mut config = HandlerConfig::default();
+    config.push = Some(PushDelivery::new(PushSettings::default()).unwrap());
+    let runtime = TaskRuntime::new(
+        Arc::new(Done),
+        Arc::new(InMemoryTaskStore::default()),
+        Arc::new(InProcessBus::default()),
+        RuntimeConfig::default(),
+    );
+    let h = RequestHandler::new(runtime, card, config);
+    let without = Arc::new(CallContext::new(ProtocolVersion::V1));
+    let mut webhook = TaskPushNotificationConfig::default();
+    webhook.task_id = Some("t".into());
+    webhook.url = "https://hooks.example.com/a2a".into();
+    let err = h.create_push_config(webhook, &without).await.unwrap_err();
+    assert!(is_extension_required(&err), "create: {err:?}");
+    let one = || TaskPushNotificationConfigRequest::new("t", "c");
+    let err = h.get_push_config(one(), &without).await.unwrap_err();
+    assert!(is_extension_required(&err), "get: {err:?}");
+    let err = h.delete_push_config(one(), &without).await.unwrap_err();
+    assert!(is_extension_required(&err), "delete: {err:?}");
+    let err = h
+        .list_push_configs(ListTaskPushNotificationConfigsRequest::new("t"), &without)
+        .await
+        .unwrap_err();
+    assert!(is_extension_required(&err), "list: {err:?}");
 }
 
 #[tokio::test]

@@ -78,3 +78,18 @@ fn the_host_serves_https() {
             .is_err()
     );
 }
+
+/// A key that cannot be read is refused before the server announces itself: nothing waits
+/// on a banner for a server that is about to exit.
+#[test]
+fn an_unreadable_key_is_refused_before_the_banner() {
+    let cert = format!("{FIXTURES}/tls-cert.pem");
+    let o = std::process::Command::new(BIN)
+        .args(["serve", "--port", "0", "--store", "memory"])
+        .args(["--tls-cert", &cert, "--tls-key", &cert])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(stdout(&o).is_empty(), "{}", stdout(&o));
+    assert!(stderr(&o).contains("--tls-key"), "{}", stderr(&o));
+}

@@ -28,7 +28,10 @@ pub struct ClientBuilder {
     roots: Vec<reqwest::Certificate>,
     /// The same roots as PEM, for the gRPC transport's TLS.
     roots_pem: Vec<Vec<u8>>,
+    /// Invalid header names or values.
     errors: Vec<String>,
+    /// Why root certificates given could not be read.
+    bad_certificates: Option<String>,
 }
 
 impl ClientBuilder {
@@ -87,7 +90,8 @@ impl ClientBuilder {
                 self.roots.extend(certs);
                 self.roots_pem.push(pem.to_vec());
             }
-            _ => self.errors.push("(root certificate PEM)".into()),
+            Ok(_) => self.bad_certificates = Some("no certificate in the PEM".into()),
+            Err(e) => self.bad_certificates = Some(e.to_string()),
         }
         self
     }
@@ -104,6 +108,9 @@ impl ClientBuilder {
     }
 
     fn http(&self) -> Result<reqwest::Client, ClientError> {
+        if let Some(reason) = &self.bad_certificates {
+            return Err(ClientError::InvalidCertificate(reason.clone()));
+        }
         if let Some(name) = self.errors.first() {
             return Err(ClientError::InvalidHeader(name.clone()));
         }

@@ -60,6 +60,18 @@ pub enum ClientError {
     /// A header name or value is invalid.
     #[error("invalid header {0:?}")]
     InvalidHeader(String),
+    /// Root certificates given to trust could not be read.
+    #[error("invalid root certificates: {0}")]
+    InvalidCertificate(String),
+    /// TLS could not be set up for a connection.
+    #[error("cannot set up TLS for {url}")]
+    Tls {
+        /// The address.
+        url: String,
+        /// The cause.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
 }
 
 impl ClientError {

@@ -345,6 +345,14 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         None => None,
     };
     let set = Settings::resolve(&args, file.as_ref());
+    // Everything that can refuse the flags does so before the banner announces a server.
+    let limits = policy::connection_limits(&args)?;
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => {
+            Some(a2a_server::Tls::from_pem_files(cert, key).context("--tls-cert / --tls-key")?)
+        }
+        _ => None,
+    };
     let mut options = ServeOptions::default();
     options.public_url = set.public_url.clone();
     options.metrics = !args.no_metrics;
@@ -545,13 +553,6 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         }
     };
     let drain = std::time::Duration::from_secs_f64(args.drain_seconds.max(0.0));
-    let limits = policy::connection_limits(&args)?;
-    let tls = match (&args.tls_cert, &args.tls_key) {
-        (Some(cert), Some(key)) => {
-            Some(a2a_server::Tls::from_pem_files(cert, key).context("--tls-cert / --tls-key")?)
-        }
-        _ => None,
-    };
     match grpc_listener {
         None => {
             a2a_server::serve_with_tls(listener, host.router(), on_signal, drain, limits, tls)

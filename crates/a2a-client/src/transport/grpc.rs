@@ -66,9 +66,10 @@ impl GrpcV1 {
                         .iter()
                         .map(tonic::transport::Certificate::from_pem),
                 );
-            endpoint = endpoint
-                .tls_config(tls)
-                .map_err(|_| ClientError::InvalidUrl(address.to_owned()))?;
+            endpoint = endpoint.tls_config(tls).map_err(|e| ClientError::Tls {
+                url: address.to_owned(),
+                source: Box::new(e),
+            })?;
         }
         let mut metadata = MetadataMap::from_headers(headers);
         metadata.insert(

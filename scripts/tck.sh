@@ -64,10 +64,15 @@ pids_file=$(mktemp)
 pg="${A2A_TEST_POSTGRES_URL:-}"
 pg_schema="tck_$$"
 cleanup() {
+  local p
   while read -r p; do kill "$p" 2>/dev/null; done <"$pids_file"
+  # They are not this shell's children (`wait` would not wait): poll until they are gone,
+  # so that no server still holds the schema dropped below.
+  while read -r p; do
+    for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.05; done
+  done <"$pids_file"
   rm -f "$pids_file"
   if [ -n "$pg" ]; then
-    wait 2>/dev/null
     psql "$pg" -q -c "DROP SCHEMA IF EXISTS $pg_schema CASCADE" >/dev/null 2>&1
   fi
 }

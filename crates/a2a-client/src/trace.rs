@@ -2,51 +2,20 @@
 //! sends `traceparent` (and `tracestate`) as HTTP headers or gRPC metadata, so the agent it
 //! calls continues the caller's trace.
 //!
-//! The spans are `tracing` spans at `INFO` with the target [`SPAN_TARGET`]; an OpenTelemetry
-//! layer (`tracing-opentelemetry`) exports them. Without one, no span is made and nothing
+//! The spans are `tracing` spans at `INFO` with the target [`SPAN_TARGET`]; the
+//! `a2a-telemetry` layer (or `tracing-opentelemetry`) exports them. Without one, no span is made and nothing
 //! is sent.
 
 use a2a_types::TaskState;
-use opentelemetry::trace::TraceContextExt;
 use tracing::Span;
 use tracing::field::Empty;
-use tracing_opentelemetry::OpenTelemetrySpanExt;
 
 use crate::error::ClientError;
 
+pub use a2a_telemetry::{TRACEPARENT, TRACESTATE, current_trace_context};
+
 /// The target of the spans this crate opens.
 pub const SPAN_TARGET: &str = "a2a::client";
-
-/// The W3C `traceparent` header.
-pub const TRACEPARENT: &str = "traceparent";
-/// The W3C `tracestate` header.
-pub const TRACESTATE: &str = "tracestate";
-
-/// The W3C trace context of the current span, as the `traceparent` value and the
-/// `tracestate` value (when there is one): `None` without an exported current span.
-///
-/// Pass it on where a header cannot go, say to a child process as the `TRACEPARENT` and
-/// `TRACESTATE` environment variables.
-pub fn current_trace_context() -> Option<(String, Option<String>)> {
-    let span = Span::current();
-    if span.is_none() {
-        return None;
-    }
-    let cx = span.context();
-    let otel_span = cx.span();
-    let sc = otel_span.span_context();
-    if !sc.is_valid() {
-        return None;
-    }
-    let parent = format!(
-        "00-{}-{}-{:02x}",
-        sc.trace_id(),
-        sc.span_id(),
-        sc.trace_flags().to_u8()
-    );
-    let state = sc.trace_state().header();
-    Some((parent, (!state.is_empty()).then_some(state)))
-}
 
 /// `traceparent` / `tracestate` for an outgoing request, as header pairs.
 pub(crate) fn headers() -> impl Iterator<Item = (&'static str, String)> {

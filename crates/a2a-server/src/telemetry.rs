@@ -1,36 +1,19 @@
 //! Spans for every request and every task run, continuing the caller's W3C trace context,
 //! with the conversation's `contextId` on each as `gen_ai.conversation.id` and `thread_id`.
 //!
-//! The spans are `tracing` spans at `INFO` with the target [`SPAN_TARGET`]; an OpenTelemetry
-//! layer (`tracing-opentelemetry`) exports them. Where no subscriber wants them they are
-//! disabled at their call site, and none of this runs.
+//! The spans are `tracing` spans at `INFO` with the target [`SPAN_TARGET`]; the
+//! `a2a-telemetry` layer (or `tracing-opentelemetry`) exports them. Where no subscriber
+//! wants them they are disabled at their call site, and none of this runs.
 
+use a2a_telemetry::{AttrValue, TRACEPARENT, TRACESTATE, TraceParent};
 use a2a_types::A2aError;
-use opentelemetry::propagation::{Extractor, TextMapPropagator};
-use opentelemetry_sdk::propagation::TraceContextPropagator;
 use tracing::Span;
 use tracing::field::Empty;
-use tracing_opentelemetry::OpenTelemetrySpanExt;
 
 use crate::executor::CallContext;
 
 /// The target of the spans this crate opens: filter on it to export or log them.
 pub const SPAN_TARGET: &str = "a2a::server";
-
-/// The W3C `traceparent` header.
-const TRACEPARENT: &str = "traceparent";
-
-struct HeaderExtractor<'a>(&'a http::HeaderMap);
-
-impl Extractor for HeaderExtractor<'_> {
-    fn get(&self, key: &str) -> Option<&str> {
-        self.0.get(key).and_then(|v| v.to_str().ok())
-    }
-
-    fn keys(&self) -> Vec<&str> {
-        self.0.keys().map(http::HeaderName::as_str).collect()
-    }
-}
 
 /// The span of one request (about `task_id`, when the request names one), a child of the
 /// caller's span when the request carries `traceparent` (HTTP header or gRPC metadata).
@@ -40,7 +23,10 @@ pub(crate) fn request_span(
     call: &CallContext,
     task_id: Option<&str>,
 ) -> Span {
-    let span = tracing::info_span!(
+    let header = |name: &str| call.headers.get(name).and_then(|v| v.to_str().ok());
+    let parent = header(TRACEPARENT).and_then(|p| TraceParent::parse(p, header(TRACESTATE)));
+    a2a_telemetry::span_with_parent(parent, || {
+        tracing::info_span!(
         target: SPAN_TARGET,
         "a2a.request",
         otel.name = method,
@@ -54,13 +40,8 @@ pub(crate) fn request_span(
         gen_ai.conversation.id = Empty,
         thread_id = Empty,
         a2a.error_code = Empty,
-    );
-    if !span.is_disabled() && call.headers.contains_key(TRACEPARENT) {
-        let parent = TraceContextPropagator::new().extract(&HeaderExtractor(&call.headers));
-        // Only fails once the span has started, which it has not.
-        let _ = span.set_parent(parent);
-    }
-    span
+        )
+    })
 }
 
 /// The span of one run of an agent's `execute`, a child of the request that started it.
@@ -120,9 +101,7 @@ pub(crate) fn current_span() -> Option<Span> {
 /// recorded; `attributes` is only called then.
 pub(crate) fn span_event(
     name: &'static str,
-    attributes: impl FnOnce() -> Vec<opentelemetry::KeyValue>,
+    attributes: impl FnOnce() -> Vec<(&'static str, AttrValue)>,
 ) {
-    if let Some(span) = current_span() {
-        span.add_event(name, attributes());
-    }
+    a2a_telemetry::add_event(name, attributes);
 }

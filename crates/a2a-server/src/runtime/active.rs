@@ -2,9 +2,9 @@
 
 use std::sync::{Arc, Mutex};
 
+use a2a_telemetry::AttrValue;
 use a2a_types::TaskState;
 use futures::future::AbortHandle;
-use opentelemetry::KeyValue;
 use tokio_util::sync::CancellationToken;
 
 use crate::bus::{BusEvent, EventBus};
@@ -160,7 +160,7 @@ impl WriterState {
                 tracing::debug!(task_id, seq = r.seq, state = r.state.as_str(), "task state");
                 metrics.transition((!created).then_some(self.state), r.state);
                 telemetry::span_event("a2a.task.status", || {
-                    vec![KeyValue::new("a2a.state", r.state.as_str())]
+                    vec![("a2a.state", AttrValue::Static(r.state.as_str()))]
                 });
                 if r.state.is_terminal() || r.state.is_interrupted() {
                     telemetry::record_state(r.state);
@@ -169,9 +169,9 @@ impl WriterState {
             if let TaskEvent::Artifact(a) = &r.event {
                 telemetry::span_event("a2a.task.artifact", || {
                     vec![
-                        KeyValue::new("a2a.artifact_id", a.artifact.artifact_id.clone()),
-                        KeyValue::new("a2a.append", a.append),
-                        KeyValue::new("a2a.last_chunk", a.last_chunk),
+                        ("a2a.artifact_id", a.artifact.artifact_id.clone().into()),
+                        ("a2a.append", a.append.into()),
+                        ("a2a.last_chunk", a.last_chunk.into()),
                     ]
                 });
             }

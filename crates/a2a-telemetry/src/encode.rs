@@ -1,0 +1,349 @@
+//! OTLP protobuf encoding of span records, written directly (the lengths of nested messages
+//! are computed first, so nothing is encoded twice or copied).
+//!
+//! Message and field numbers are those of `opentelemetry/proto/trace/v1/trace.proto`,
+//! `common/v1/common.proto` and `collector/trace/v1/trace_service.proto`.
+
+use crate::record::{AttrValue, EventRecord, SpanRecord};
+
+const VARINT: u64 = 0;
+const I64: u64 = 1;
+const LEN: u64 = 2;
+const I32: u64 = 5;
+
+fn varint_len(v: u64) -> usize {
+    // 1 byte per started 7 bits; 0 takes one byte.
+    ((64 - (v | 1).leading_zeros() as usize) + 6) / 7
+}
+
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn key_len(field: u64) -> usize {
+    varint_len(field << 3)
+}
+
+fn put_key(out: &mut Vec<u8>, field: u64, wire: u64) {
+    put_varint(out, (field << 3) | wire);
+}
+
+/// The encoded size of a length-delimited field holding `n` bytes.
+fn len_field(field: u64, n: usize) -> usize {
+    key_len(field) + varint_len(n as u64) + n
+}
+
+fn put_len(out: &mut Vec<u8>, field: u64, n: usize) {
+    put_key(out, field, LEN);
+    put_varint(out, n as u64);
+}
+
+fn put_bytes(out: &mut Vec<u8>, field: u64, bytes: &[u8]) {
+    put_len(out, field, bytes.len());
+    out.extend_from_slice(bytes);
+}
+
+fn put_fixed64(out: &mut Vec<u8>, field: u64, v: u64) {
+    put_key(out, field, I64);
+    out.extend_from_slice(&v.to_le_bytes());
+}
+
+// AnyValue { string_value = 1; bool_value = 2; int_value = 3; double_value = 4 }
+fn any_value_len(v: &AttrValue) -> usize {
+    match v {
+        AttrValue::Static(s) => len_field(1, s.len()),
+        AttrValue::Str(s) => len_field(1, s.len()),
+        AttrValue::Bool(_) => key_len(2) + 1,
+        AttrValue::I64(i) => key_len(3) + varint_len(*i as u64),
+        AttrValue::F64(_) => key_len(4) + 8,
+    }
+}
+
+fn put_any_value(out: &mut Vec<u8>, v: &AttrValue) {
+    match v {
+        AttrValue::Static(s) => put_bytes(out, 1, s.as_bytes()),
+        AttrValue::Str(s) => put_bytes(out, 1, s.as_bytes()),
+        AttrValue::Bool(b) => {
+            put_key(out, 2, VARINT);
+            out.push(u8::from(*b));
+        }
+        AttrValue::I64(i) => {
+            put_key(out, 3, VARINT);
+            put_varint(out, *i as u64);
+        }
+        AttrValue::F64(f) => put_fixed64(out, 4, f.to_bits()),
+    }
+}
+
+// KeyValue { key = 1; value = 2 }
+fn key_value_len(key: &str, v: &AttrValue) -> usize {
+    len_field(1, key.len()) + len_field(2, any_value_len(v))
+}
+
+fn put_key_value(out: &mut Vec<u8>, field: u64, key: &str, v: &AttrValue) {
+    put_len(out, field, key_value_len(key, v));
+    put_bytes(out, 1, key.as_bytes());
+    put_len(out, 2, any_value_len(v));
+    put_any_value(out, v);
+}
+
+fn attrs_len(field: u64, attrs: &[(&str, AttrValue)]) -> usize {
+    attrs
+        .iter()
+        .map(|(k, v)| len_field(field, key_value_len(k, v)))
+        .sum()
+}
+
+fn put_attrs(out: &mut Vec<u8>, field: u64, attrs: &[(&str, AttrValue)]) {
+    for (k, v) in attrs {
+        put_key_value(out, field, k, v);
+    }
+}
+
+// Span.Event { time_unix_nano = 1 (fixed64); name = 2; attributes = 3 }
+fn event_len(e: &EventRecord) -> usize {
+    key_len(1) + 8 + len_field(2, e.name.len()) + attrs_len(3, &e.attrs)
+}
+
+// Status { message = 2; code = 3 }
+fn status_len(s: &SpanRecord) -> usize {
+    s.status_message
+        .as_ref()
+        .map_or(0, |m| len_field(2, m.len()))
+        + if s.status == 0 {
+            0
+        } else {
+            key_len(3) + varint_len(u64::from(s.status))
+        }
+}
+
+/// `SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE_MASK` and `SPAN_FLAGS_CONTEXT_IS_REMOTE_MASK`.
+fn span_flags(s: &SpanRecord) -> u32 {
+    let remote = if s.remote_parent { 0x300 } else { 0x100 };
+    remote | u32::from(s.ids.sampled)
+}
+
+// Span { trace_id = 1; span_id = 2; trace_state = 3; parent_span_id = 4; name = 5; kind = 6;
+//        start_time_unix_nano = 7; end_time_unix_nano = 8; attributes = 9; events = 11;
+//        status = 15; flags = 16 (fixed32) }
+fn span_len(s: &SpanRecord) -> usize {
+    let state = s.ids.trace_state.as_deref().unwrap_or("");
+    let status = status_len(s);
+    len_field(1, 16)
+        + len_field(2, 8)
+        + if state.is_empty() {
+            0
+        } else {
+            len_field(3, state.len())
+        }
+        + if s.parent_span_id == [0; 8] {
+            0
+        } else {
+            len_field(4, 8)
+        }
+        + len_field(5, s.name.len())
+        + key_len(6)
+        + varint_len(s.kind as u64)
+        + 2 * (key_len(7) + 8)
+        + attrs_len(9, &s.attrs)
+        + s.events
+            .iter()
+            .map(|e| len_field(11, event_len(e)))
+            .sum::<usize>()
+        + if status == 0 {
+            0
+        } else {
+            len_field(15, status)
+        }
+        + key_len(16)
+        + 4
+}
+
+fn put_span(out: &mut Vec<u8>, s: &SpanRecord) {
+    put_bytes(out, 1, &s.ids.trace_id);
+    put_bytes(out, 2, &s.ids.span_id);
+    if let Some(state) = s.ids.trace_state.as_deref().filter(|t| !t.is_empty()) {
+        put_bytes(out, 3, state.as_bytes());
+    }
+    if s.parent_span_id != [0; 8] {
+        put_bytes(out, 4, &s.parent_span_id);
+    }
+    put_bytes(out, 5, s.name.as_bytes());
+    put_key(out, 6, VARINT);
+    put_varint(out, s.kind as u64);
+    put_fixed64(out, 7, s.start_ns);
+    put_fixed64(out, 8, s.end_ns);
+    put_attrs(out, 9, &s.attrs);
+    for e in &s.events {
+        put_len(out, 11, event_len(e));
+        put_fixed64(out, 1, e.time_ns);
+        put_bytes(out, 2, e.name.as_bytes());
+        put_attrs(out, 3, &e.attrs);
+    }
+    let status = status_len(s);
+    if status != 0 {
+        put_len(out, 15, status);
+        if let Some(m) = &s.status_message {
+            put_bytes(out, 2, m.as_bytes());
+        }
+        if s.status != 0 {
+            put_key(out, 3, VARINT);
+            put_varint(out, u64::from(s.status));
+        }
+    }
+    put_key(out, 16, I32);
+    out.extend_from_slice(&span_flags(s).to_le_bytes());
+}
+
+/// The encoded `Resource` (its attributes) and `InstrumentationScope`, made once.
+#[derive(Debug, Clone)]
+pub(crate) struct Preamble {
+    resource: Vec<u8>,
+    scope: Vec<u8>,
+}
+
+impl Preamble {
+    pub(crate) fn new(
+        resource: &[(&str, AttrValue)],
+        scope_name: &str,
+        scope_version: &str,
+    ) -> Self {
+        let mut r = Vec::new();
+        put_attrs(&mut r, 1, resource);
+        let mut scope = Vec::new();
+        put_bytes(&mut scope, 1, scope_name.as_bytes());
+        put_bytes(&mut scope, 2, scope_version.as_bytes());
+        Self { resource: r, scope }
+    }
+}
+
+/// Encodes an `ExportTraceServiceRequest` with `spans` into `out` (cleared first).
+// ExportTraceServiceRequest { resource_spans = 1 }
+// ResourceSpans { resource = 1; scope_spans = 2 }  ScopeSpans { scope = 1; spans = 2 }
+pub(crate) fn encode_request(pre: &Preamble, spans: &[SpanRecord], out: &mut Vec<u8>) {
+    out.clear();
+    let lens: Vec<usize> = spans.iter().map(span_len).collect();
+    let scope_spans =
+        len_field(1, pre.scope.len()) + lens.iter().map(|n| len_field(2, *n)).sum::<usize>();
+    let resource_spans = len_field(1, pre.resource.len()) + len_field(2, scope_spans);
+    out.reserve(len_field(1, resource_spans));
+    put_len(out, 1, resource_spans);
+    put_bytes(out, 1, &pre.resource);
+    put_len(out, 2, scope_spans);
+    put_bytes(out, 1, &pre.scope);
+    for (s, n) in spans.iter().zip(lens) {
+        put_len(out, 2, n);
+        let before = out.len();
+        put_span(out, s);
+        debug_assert_eq!(out.len() - before, n, "span length computed wrongly");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::borrow::Cow;
+    use std::sync::Arc;
+
+    use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+    use opentelemetry_proto::tonic::common::v1::any_value::Value;
+    use prost::Message as _;
+
+    use super::*;
+    use crate::record::{Ids, Kind};
+
+    fn span(i: u8) -> SpanRecord {
+        SpanRecord {
+            ids: Ids {
+                trace_id: [i; 16],
+                span_id: [i + 1; 8],
+                sampled: true,
+                trace_state: (i % 2 == 0).then(|| Arc::from("k=v")),
+            },
+            parent_span_id: if i == 0 { [0; 8] } else { [9; 8] },
+            remote_parent: i == 1,
+            name: Cow::Owned(format!("span-{i}")),
+            kind: Kind::Server,
+            start_ns: 1_700_000_000_000_000_000 + u64::from(i),
+            end_ns: 1_700_000_000_500_000_000,
+            attrs: vec![
+                ("a2a.task_id", AttrValue::Str("t".repeat(200))),
+                ("a2a.binding", AttrValue::Static("jsonrpc")),
+                ("n", AttrValue::I64(-5)),
+                ("ok", AttrValue::Bool(true)),
+                ("x", AttrValue::F64(1.5)),
+            ],
+            events: vec![EventRecord {
+                time_ns: 42,
+                name: Cow::Borrowed("a2a.task.status"),
+                attrs: vec![("a2a.state", AttrValue::Static("TASK_STATE_COMPLETED"))],
+            }],
+            status: if i == 1 { 2 } else { 0 },
+            status_message: (i == 1).then(|| "boom".to_owned()),
+        }
+    }
+
+    #[test]
+    fn decodes_as_otlp() {
+        let pre = Preamble::new(
+            &[("service.name", AttrValue::Static("svc"))],
+            "a2a",
+            "0.1.0",
+        );
+        let spans: Vec<_> = (0..3).map(span).collect();
+        let mut out = Vec::new();
+        encode_request(&pre, &spans, &mut out);
+        let req = ExportTraceServiceRequest::decode(out.as_slice()).expect("valid protobuf");
+        let rs = &req.resource_spans[0];
+        let res = rs.resource.as_ref().unwrap();
+        assert_eq!(res.attributes[0].key, "service.name");
+        let ss = &rs.scope_spans[0];
+        assert_eq!(ss.scope.as_ref().unwrap().name, "a2a");
+        assert_eq!(ss.spans.len(), 3);
+        let s0 = &ss.spans[0];
+        assert_eq!(s0.trace_id, vec![0; 16]);
+        assert_eq!(s0.span_id, vec![1; 8]);
+        assert!(s0.parent_span_id.is_empty());
+        assert_eq!(s0.trace_state, "k=v");
+        assert_eq!(s0.name, "span-0");
+        assert_eq!(s0.kind, 2);
+        assert_eq!(s0.start_time_unix_nano, 1_700_000_000_000_000_000);
+        assert_eq!(s0.end_time_unix_nano, 1_700_000_000_500_000_000);
+        assert_eq!(s0.flags, 0x101);
+        assert_eq!(s0.attributes.len(), 5);
+        let val = |i: usize| {
+            s0.attributes[i]
+                .value
+                .as_ref()
+                .unwrap()
+                .value
+                .clone()
+                .unwrap()
+        };
+        assert_eq!(val(0), Value::StringValue("t".repeat(200)));
+        assert_eq!(val(1), Value::StringValue("jsonrpc".into()));
+        assert_eq!(val(2), Value::IntValue(-5));
+        assert_eq!(val(3), Value::BoolValue(true));
+        assert_eq!(val(4), Value::DoubleValue(1.5));
+        assert_eq!(s0.events[0].name, "a2a.task.status");
+        assert_eq!(s0.events[0].time_unix_nano, 42);
+        assert!(s0.status.is_none());
+        let s1 = &ss.spans[1];
+        assert_eq!(s1.parent_span_id, vec![9; 8]);
+        assert_eq!(s1.flags, 0x301);
+        let st = s1.status.as_ref().unwrap();
+        assert_eq!((st.code, st.message.as_str()), (2, "boom"));
+    }
+
+    #[test]
+    fn varint_lengths() {
+        for v in [0u64, 1, 127, 128, 16_383, 16_384, u64::MAX] {
+            let mut out = Vec::new();
+            put_varint(&mut out, v);
+            assert_eq!(out.len(), varint_len(v), "{v}");
+        }
+    }
+}

@@ -1,7 +1,7 @@
 //! Hostile connections cannot take the server down. The server runs with its open-file limit
-//! at 256 (soft and hard); 300 connections that send nothing or half a request head do not
-//! keep a legitimate request from being answered, and the server closes them within its
-//! head timeout. A body trickled in is cut. Running out of descriptors slows accepting down
+//! at 256 (soft and hard); 300 connections that send nothing, half a request head or part of
+//! the HTTP/2 connection preface do not keep a legitimate request from being answered, and
+//! the server closes them within its head timeout. A body trickled in is cut. Running out of descriptors slows accepting down
 //! and the server recovers once they are freed.
 
 mod common;
@@ -92,9 +92,13 @@ fn idle_and_half_sent_connections_are_closed_and_do_not_block_others() {
     let mut hostile = Vec::new();
     for i in 0..300 {
         let mut c = TcpStream::connect(addr(&base)).unwrap();
-        if i % 2 == 1 {
-            c.write_all(b"POST / HTTP/1.1\r\nHost: victim\r\nContent-Ty")
-                .unwrap();
+        match i % 3 {
+            1 => c
+                .write_all(b"POST / HTTP/1.1\r\nHost: victim\r\nContent-Ty")
+                .unwrap(),
+            // Part of the HTTP/2 connection preface: version detection waits for the rest.
+            2 => c.write_all(b"PRI * HTTP/2.0\r\n").unwrap(),
+            _ => {}
         }
         hostile.push(c);
     }

@@ -4,7 +4,9 @@
 //!
 //! - A connection must send its first byte within [`ConnectionLimits::header_read_timeout`],
 //!   and each HTTP/1.1 request head (the first, and each next one on a kept-alive
-//!   connection) must arrive whole within it: idle and half-sent heads are closed.
+//!   connection) must arrive whole within it: idle and half-sent heads are closed. The
+//!   first 24 bytes (enough to tell HTTP/1.1 from the HTTP/2 connection preface, which has
+//!   no deadline of its own in version detection) must also arrive within it, over TLS too.
 //! - A request body must arrive within [`ConnectionLimits::body_read_timeout`] (a trickle
 //!   is cut with 408).
 //! - HTTP/2 connections are pinged every [`ConnectionLimits::http2_keep_alive_interval`];
@@ -276,9 +278,11 @@ pub(crate) async fn serve_connections(
                     return;
                 }
             }
+            let started = tokio::time::Instant::now();
             let io = WriteDeadline::new(tcp, write_timeout);
             let result = match tls {
                 None => {
+                    let io = PrefaceDeadline::new(io, started + first_byte);
                     let conn = builder.serve_connection_with_upgrades(TokioIo::new(io), service);
                     watcher.watch(conn.into_owned()).await
                 }
@@ -288,6 +292,9 @@ pub(crate) async fn serve_connections(
                         crate::metrics::global().connection_refused("tls_handshake");
                         return;
                     };
+                    // The application bytes get their own clock: the handshake took some.
+                    let stream =
+                        PrefaceDeadline::new(stream, tokio::time::Instant::now() + first_byte);
                     let conn =
                         builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
                     watcher.watch(conn.into_owned()).await
@@ -414,6 +421,107 @@ impl http_body::Body for DeadlineBody {
 #[derive(Debug, thiserror::Error)]
 #[error("the request body did not arrive in time")]
 struct BodyTimedOut;
+
+/// Bytes a connection must send before its deadline: the length of the HTTP/2 connection
+/// preface (`PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n`), which version detection waits for.
+const PREFACE_LEN: usize = 24;
+
+/// A connection whose reads fail with `TimedOut` when its first [`PREFACE_LEN`] bytes have not
+/// arrived by `deadline`. After them it is a plain pass-through; its timer is made only when
+/// a read has to wait before then.
+#[derive(Debug)]
+struct PrefaceDeadline<T> {
+    io: T,
+    /// `None` once the first bytes are in.
+    deadline: Option<tokio::time::Instant>,
+    read: usize,
+    timer: Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl<T> PrefaceDeadline<T> {
+    fn new(io: T, deadline: tokio::time::Instant) -> Self {
+        Self {
+            io,
+            deadline: Some(deadline),
+            read: 0,
+            timer: None,
+        }
+    }
+}
+
+impl<T: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for PrefaceDeadline<T> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        use std::future::Future;
+        use std::task::Poll;
+        let this = &mut *self;
+        let before = buf.filled().len();
+        let outcome = std::pin::Pin::new(&mut this.io).poll_read(cx, buf);
+        let Some(deadline) = this.deadline else {
+            return outcome;
+        };
+        if outcome.is_ready() {
+            this.read += buf.filled().len() - before;
+            if this.read >= PREFACE_LEN {
+                this.deadline = None;
+                this.timer = None;
+            }
+            return outcome;
+        }
+        let timer = this
+            .timer
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
+        match timer.as_mut().poll(cx) {
+            Poll::Ready(()) => {
+                crate::metrics::global().connection_refused("idle");
+                Poll::Ready(Err(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    "the request did not start in time",
+                )))
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl<T: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for PrefaceDeadline<T> {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut self.io).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.io).poll_shutdown(cx)
+    }
+}
 
 /// A connection whose writes fail with `TimedOut` once one has been blocked for `timeout`
 /// (the peer stopped reading). The timer runs only while a write is pending, and is armed

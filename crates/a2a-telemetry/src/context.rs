@@ -8,7 +8,7 @@ use std::sync::Arc;
 use tracing::Span;
 use tracing_subscriber::registry::{LookupSpan, Registry};
 
-use crate::record::{AttrValue, EventRecord, Ids, SpanRecord, now_ns};
+use crate::record::{AttrValue, EventRecord, Ids, SpanRecord, Val, now_ns};
 
 /// A caller's trace context: the `traceparent` header (and `tracestate`) parsed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -155,21 +155,22 @@ pub fn span_with_parent(parent: Option<TraceParent>, make: impl FnOnce() -> Span
 }
 
 /// Runs `f` on the record of the nearest span, from the current one outwards, that has one.
+/// (Reads the current span's id without `Span::current()`, which would take and release a
+/// reference to it.)
 fn with_current_record<R>(f: impl FnOnce(&mut SpanRecord) -> R) -> Option<R> {
-    Span::current()
-        .with_subscriber(|(id, dispatch)| {
-            let registry = dispatch.downcast_ref::<Registry>()?;
-            let span = registry.span(id)?;
-            let mut f = Some(f);
-            for s in span.scope() {
-                let mut ext = s.extensions_mut();
-                if let Some(rec) = ext.get_mut::<SpanRecord>() {
-                    return f.take().map(|f| f(rec));
-                }
+    let mut f = Some(f);
+    tracing::dispatcher::get_default(|dispatch| {
+        let registry = dispatch.downcast_ref::<Registry>()?;
+        let current = dispatch.current_span();
+        let span = registry.span(current.id()?)?;
+        for s in span.scope() {
+            let mut ext = s.extensions_mut();
+            if let Some(rec) = ext.get_mut::<SpanRecord>() {
+                return f.take().map(|f| f(rec));
             }
-            None
-        })
-        .flatten()
+        }
+        None
+    })
 }
 
 /// The W3C trace context of the current span, as the `traceparent` value and the
@@ -219,8 +220,11 @@ pub fn add_event(name: &'static str, attributes: impl FnOnce() -> Vec<(&'static 
         {
             rec.events.push(EventRecord {
                 time_ns: now_ns(),
-                name: name.into(),
-                attrs: attributes(),
+                name: Val::Static(name),
+                attrs: attributes()
+                    .into_iter()
+                    .map(|(k, v)| (k, v.into()))
+                    .collect(),
             });
         }
     });

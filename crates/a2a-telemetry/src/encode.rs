@@ -4,7 +4,7 @@
 //! Message and field numbers are those of `opentelemetry/proto/trace/v1/trace.proto`,
 //! `common/v1/common.proto` and `collector/trace/v1/trace_service.proto`.
 
-use crate::record::{AttrValue, EventRecord, SpanRecord};
+use crate::record::{AttrValue, EventRecord, SpanRecord, Val};
 
 const VARINT: u64 = 0;
 const I64: u64 = 1;
@@ -53,67 +53,69 @@ fn put_fixed64(out: &mut Vec<u8>, field: u64, v: u64) {
 }
 
 // AnyValue { string_value = 1; bool_value = 2; int_value = 3; double_value = 4 }
-fn any_value_len(v: &AttrValue) -> usize {
+fn any_value_len(v: &Val, text: &str) -> usize {
     match v {
-        AttrValue::Static(s) => len_field(1, s.len()),
-        AttrValue::Str(s) => len_field(1, s.len()),
-        AttrValue::Bool(_) => key_len(2) + 1,
-        AttrValue::I64(i) => key_len(3) + varint_len(*i as u64),
-        AttrValue::F64(_) => key_len(4) + 8,
+        Val::Bool(_) => key_len(2) + 1,
+        Val::I64(i) => key_len(3) + varint_len(*i as u64),
+        Val::F64(_) => key_len(4) + 8,
+        s => len_field(1, s.str(text).unwrap_or("").len()),
     }
 }
 
-fn put_any_value(out: &mut Vec<u8>, v: &AttrValue) {
+fn put_any_value(out: &mut Vec<u8>, v: &Val, text: &str) {
     match v {
-        AttrValue::Static(s) => put_bytes(out, 1, s.as_bytes()),
-        AttrValue::Str(s) => put_bytes(out, 1, s.as_bytes()),
-        AttrValue::Bool(b) => {
+        Val::Bool(b) => {
             put_key(out, 2, VARINT);
             out.push(u8::from(*b));
         }
-        AttrValue::I64(i) => {
+        Val::I64(i) => {
             put_key(out, 3, VARINT);
             put_varint(out, *i as u64);
         }
-        AttrValue::F64(f) => put_fixed64(out, 4, f.to_bits()),
+        Val::F64(f) => put_fixed64(out, 4, f.to_bits()),
+        s => put_bytes(out, 1, s.str(text).unwrap_or("").as_bytes()),
     }
 }
 
 // KeyValue { key = 1; value = 2 }
-fn key_value_len(key: &str, v: &AttrValue) -> usize {
-    len_field(1, key.len()) + len_field(2, any_value_len(v))
+fn key_value_len(key: &str, v: &Val, text: &str) -> usize {
+    len_field(1, key.len()) + len_field(2, any_value_len(v, text))
 }
 
-fn put_key_value(out: &mut Vec<u8>, field: u64, key: &str, v: &AttrValue) {
-    put_len(out, field, key_value_len(key, v));
+fn put_key_value(out: &mut Vec<u8>, field: u64, key: &str, v: &Val, text: &str) {
+    put_len(out, field, key_value_len(key, v, text));
     put_bytes(out, 1, key.as_bytes());
-    put_len(out, 2, any_value_len(v));
-    put_any_value(out, v);
+    put_len(out, 2, any_value_len(v, text));
+    put_any_value(out, v, text);
 }
 
-fn attrs_len(field: u64, attrs: &[(&str, AttrValue)]) -> usize {
+fn attrs_len(field: u64, attrs: &[(&str, Val)], text: &str) -> usize {
     attrs
         .iter()
-        .map(|(k, v)| len_field(field, key_value_len(k, v)))
+        .map(|(k, v)| len_field(field, key_value_len(k, v, text)))
         .sum()
 }
 
-fn put_attrs(out: &mut Vec<u8>, field: u64, attrs: &[(&str, AttrValue)]) {
+fn put_attrs(out: &mut Vec<u8>, field: u64, attrs: &[(&str, Val)], text: &str) {
     for (k, v) in attrs {
-        put_key_value(out, field, k, v);
+        put_key_value(out, field, k, v, text);
     }
 }
 
+fn text_of<'a>(v: &'a Val, text: &'a str) -> &'a str {
+    v.str(text).unwrap_or("")
+}
+
 // Span.Event { time_unix_nano = 1 (fixed64); name = 2; attributes = 3 }
-fn event_len(e: &EventRecord) -> usize {
-    key_len(1) + 8 + len_field(2, e.name.len()) + attrs_len(3, &e.attrs)
+fn event_len(e: &EventRecord, text: &str) -> usize {
+    key_len(1) + 8 + len_field(2, text_of(&e.name, text).len()) + attrs_len(3, &e.attrs, text)
 }
 
 // Status { message = 2; code = 3 }
 fn status_len(s: &SpanRecord) -> usize {
     s.status_message
         .as_ref()
-        .map_or(0, |m| len_field(2, m.len()))
+        .map_or(0, |m| len_field(2, text_of(m, &s.text).len()))
         + if s.status == 0 {
             0
         } else {
@@ -145,14 +147,14 @@ fn span_len(s: &SpanRecord) -> usize {
         } else {
             len_field(4, 8)
         }
-        + len_field(5, s.name.len())
+        + len_field(5, text_of(&s.name, &s.text).len())
         + key_len(6)
         + varint_len(s.kind as u64)
         + 2 * (key_len(7) + 8)
-        + attrs_len(9, &s.attrs)
+        + attrs_len(9, &s.attrs, &s.text)
         + s.events
             .iter()
-            .map(|e| len_field(11, event_len(e)))
+            .map(|e| len_field(11, event_len(e, &s.text)))
             .sum::<usize>()
         + if status == 0 {
             0
@@ -172,23 +174,24 @@ fn put_span(out: &mut Vec<u8>, s: &SpanRecord) {
     if s.parent_span_id != [0; 8] {
         put_bytes(out, 4, &s.parent_span_id);
     }
-    put_bytes(out, 5, s.name.as_bytes());
+    let text = s.text.as_str();
+    put_bytes(out, 5, text_of(&s.name, text).as_bytes());
     put_key(out, 6, VARINT);
     put_varint(out, s.kind as u64);
     put_fixed64(out, 7, s.start_ns);
     put_fixed64(out, 8, s.end_ns);
-    put_attrs(out, 9, &s.attrs);
+    put_attrs(out, 9, &s.attrs, text);
     for e in &s.events {
-        put_len(out, 11, event_len(e));
+        put_len(out, 11, event_len(e, text));
         put_fixed64(out, 1, e.time_ns);
-        put_bytes(out, 2, e.name.as_bytes());
-        put_attrs(out, 3, &e.attrs);
+        put_bytes(out, 2, text_of(&e.name, text).as_bytes());
+        put_attrs(out, 3, &e.attrs, text);
     }
     let status = status_len(s);
     if status != 0 {
         put_len(out, 15, status);
         if let Some(m) = &s.status_message {
-            put_bytes(out, 2, m.as_bytes());
+            put_bytes(out, 2, text_of(m, text).as_bytes());
         }
         if s.status != 0 {
             put_key(out, 3, VARINT);
@@ -213,7 +216,11 @@ impl Preamble {
         scope_version: &str,
     ) -> Self {
         let mut r = Vec::new();
-        put_attrs(&mut r, 1, resource);
+        let resource: Vec<(&str, Val)> = resource
+            .iter()
+            .map(|(k, v)| (*k, v.clone().into()))
+            .collect();
+        put_attrs(&mut r, 1, &resource, "");
         let mut scope = Vec::new();
         put_bytes(&mut scope, 1, scope_name.as_bytes());
         put_bytes(&mut scope, 2, scope_version.as_bytes());
@@ -245,7 +252,6 @@ pub(crate) fn encode_request(pre: &Preamble, spans: &[SpanRecord], out: &mut Vec
 
 #[cfg(test)]
 mod tests {
-    use std::borrow::Cow;
     use std::sync::Arc;
 
     use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
@@ -265,24 +271,25 @@ mod tests {
             },
             parent_span_id: if i == 0 { [0; 8] } else { [9; 8] },
             remote_parent: i == 1,
-            name: Cow::Owned(format!("span-{i}")),
+            name: Val::Owned(format!("span-{i}")),
             kind: Kind::Server,
             start_ns: 1_700_000_000_000_000_000 + u64::from(i),
             end_ns: 1_700_000_000_500_000_000,
             attrs: vec![
-                ("a2a.task_id", AttrValue::Str("t".repeat(200))),
-                ("a2a.binding", AttrValue::Static("jsonrpc")),
-                ("n", AttrValue::I64(-5)),
-                ("ok", AttrValue::Bool(true)),
-                ("x", AttrValue::F64(1.5)),
+                ("a2a.task_id", Val::Text(0, 200)),
+                ("a2a.binding", Val::Static("jsonrpc")),
+                ("n", Val::I64(-5)),
+                ("ok", Val::Bool(true)),
+                ("x", Val::F64(1.5)),
             ],
             events: vec![EventRecord {
                 time_ns: 42,
-                name: Cow::Borrowed("a2a.task.status"),
-                attrs: vec![("a2a.state", AttrValue::Static("TASK_STATE_COMPLETED"))],
+                name: Val::Static("a2a.task.status"),
+                attrs: vec![("a2a.state", Val::Text(200, 20))],
             }],
             status: if i == 1 { 2 } else { 0 },
-            status_message: (i == 1).then(|| "boom".to_owned()),
+            status_message: (i == 1).then(|| Val::Text(220, 4)),
+            text: format!("{}TASK_STATE_COMPLETEDboom", "t".repeat(200)),
         }
     }
 

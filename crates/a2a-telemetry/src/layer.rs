@@ -1,7 +1,6 @@
 //! The `tracing` layer: a compact record per span, kept in the span's registry extensions
 //! and handed to the exporter when the span closes.
 
-use std::borrow::Cow;
 use std::sync::Arc;
 
 use tracing::span::{Attributes, Id, Record};
@@ -12,7 +11,7 @@ use tracing_subscriber::registry::LookupSpan;
 use crate::context::take_remote_parent;
 use crate::export::Queue;
 use crate::record::{
-    EventRecord, EventVisitor, Ids, Kind, SpanRecord, SpanVisitor, now_ns, random_span_id,
+    EventRecord, EventVisitor, Ids, Kind, SpanRecord, SpanVisitor, Val, now_ns, random_span_id,
     random_trace_id,
 };
 use crate::sampler::Sampler;
@@ -70,7 +69,7 @@ where
             },
             parent_span_id,
             remote_parent: remote.is_some(),
-            name: Cow::Borrowed(attrs.metadata().name()),
+            name: Val::Static(attrs.metadata().name()),
             kind: Kind::Internal,
             start_ns: 0,
             end_ns: 0,
@@ -78,9 +77,11 @@ where
             events: Vec::new(),
             status: 0,
             status_message: None,
+            text: String::new(),
         };
         if sampled {
             rec.start_ns = now_ns();
+            rec.text.reserve(256);
             rec.attrs.reserve(attrs.fields().len());
             attrs.record(&mut SpanVisitor(&mut rec));
         }
@@ -106,10 +107,13 @@ where
         };
         let mut ev = EventRecord {
             time_ns: now_ns(),
-            name: Cow::Borrowed(event.metadata().name()),
+            name: Val::Static(event.metadata().name()),
             attrs: Vec::new(),
         };
-        event.record(&mut EventVisitor(&mut ev));
+        event.record(&mut EventVisitor {
+            text: &mut rec.text,
+            event: &mut ev,
+        });
         rec.events.push(ev);
     }
 
@@ -145,8 +149,15 @@ mod tests {
         out
     }
 
-    fn attr<'a>(s: &'a SpanRecord, key: &str) -> Option<&'a AttrValue> {
-        s.attrs.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
+    /// An attribute's value, its string resolved.
+    fn attr(s: &SpanRecord, key: &str) -> Option<AttrValue> {
+        let (_, v) = s.attrs.iter().find(|(k, _)| *k == key)?;
+        Some(match v {
+            Val::I64(i) => AttrValue::I64(*i),
+            Val::Bool(b) => AttrValue::Bool(*b),
+            Val::F64(f) => AttrValue::F64(*f),
+            other => AttrValue::Str(other.str(&s.text)?.to_owned()),
+        })
     }
 
     #[test]
@@ -176,7 +187,7 @@ mod tests {
         });
         assert_eq!(spans.len(), 2, "{spans:#?}");
         let (inner, outer) = (&spans[0], &spans[1]);
-        assert_eq!(outer.name, "SendMessage");
+        assert_eq!(outer.name.str(&outer.text), Some("SendMessage"));
         assert_eq!(outer.kind, crate::record::Kind::Server);
         assert_eq!(outer.status, 2);
         assert!(outer.remote_parent);
@@ -184,14 +195,18 @@ mod tests {
             outer.parent_span_id,
             [0x00, 0xf0, 0x67, 0xaa, 0x0b, 0xa9, 0x02, 0xb7]
         );
-        assert_eq!(attr(outer, "id"), Some(&AttrValue::I64(7)));
-        assert_eq!(attr(outer, "later"), Some(&AttrValue::Str("x".into())));
+        assert_eq!(attr(outer, "id"), Some(AttrValue::I64(7)));
+        assert_eq!(attr(outer, "later"), Some(AttrValue::Str("x".into())));
         assert_eq!(inner.ids.trace_id, outer.ids.trace_id);
         assert_eq!(inner.parent_span_id, outer.ids.span_id);
         assert!(!inner.remote_parent);
         assert_eq!(inner.ids.trace_state.as_deref(), Some("a=b"));
-        let names: Vec<_> = inner.events.iter().map(|e| e.name.as_ref()).collect();
-        assert_eq!(names, ["step", "custom"]);
+        let names: Vec<_> = inner
+            .events
+            .iter()
+            .map(|e| e.name.str(&inner.text))
+            .collect();
+        assert_eq!(names, [Some("step"), Some("custom")]);
         let (parent, state) = seen.expect("a current trace context");
         assert_eq!(
             TraceParent::parse(&parent, None).map(|p| (p.trace_id, p.span_id)),
@@ -228,7 +243,7 @@ mod tests {
             },
         );
         assert_eq!(spans.len(), 1);
-        assert_eq!(attr(&spans[0], "a"), Some(&AttrValue::I64(1)));
+        assert_eq!(attr(&spans[0], "a"), Some(AttrValue::I64(1)));
     }
 
     #[test]

@@ -1,8 +1,7 @@
 //! What is kept of a span while it runs and until it is exported: ids, name, times, its
 //! attributes and events, in a form that encodes straight to OTLP.
 
-use std::borrow::Cow;
-use std::fmt;
+use std::fmt::{self, Write as _};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -54,15 +53,6 @@ impl From<f64> for AttrValue {
 }
 
 impl AttrValue {
-    /// The string in a string value; empty for others.
-    fn text(&self) -> &str {
-        match self {
-            Self::Static(s) => s,
-            Self::Str(s) => s,
-            _ => "",
-        }
-    }
-
     pub(crate) fn to_otel(&self) -> opentelemetry::Value {
         match self {
             Self::Static(s) => opentelemetry::Value::from(*s),
@@ -74,8 +64,60 @@ impl AttrValue {
     }
 }
 
+/// A stored value: strings recorded from fields live in their span's `text` (one buffer per
+/// span, so a span's strings cost one allocation, not one each).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Val {
+    Static(&'static str),
+    /// A range of the span's `text`.
+    Text(u32, u32),
+    Owned(String),
+    I64(i64),
+    F64(f64),
+    Bool(bool),
+}
+
+impl Val {
+    /// The string in a string value (`text`: its span's buffer).
+    pub(crate) fn str<'a>(&'a self, text: &'a str) -> Option<&'a str> {
+        match self {
+            Self::Static(s) => Some(s),
+            Self::Text(start, len) => text.get(*start as usize..(*start + *len) as usize),
+            Self::Owned(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// Appends `s` to `text` and refers to it.
+    pub(crate) fn push(text: &mut String, s: &str) -> Self {
+        let start = text.len();
+        text.push_str(s);
+        Self::range(text, start)
+    }
+
+    /// Refers to what was appended to `text` since `start`.
+    fn range(text: &str, start: usize) -> Self {
+        match (u32::try_from(start), u32::try_from(text.len() - start)) {
+            (Ok(a), Ok(n)) if a.checked_add(n).is_some() => Self::Text(a, n),
+            _ => Self::Owned(text[start..].to_owned()),
+        }
+    }
+}
+
+impl From<AttrValue> for Val {
+    fn from(v: AttrValue) -> Self {
+        match v {
+            AttrValue::Static(s) => Self::Static(s),
+            AttrValue::Str(s) => Self::Owned(s),
+            AttrValue::I64(i) => Self::I64(i),
+            AttrValue::F64(f) => Self::F64(f),
+            AttrValue::Bool(b) => Self::Bool(b),
+        }
+    }
+}
+
 /// Attributes: `tracing` field names are static.
-pub(crate) type Attrs = Vec<(&'static str, AttrValue)>;
+pub(crate) type Attrs = Vec<(&'static str, Val)>;
 
 /// OTLP span kinds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,7 +133,7 @@ pub(crate) enum Kind {
 #[derive(Debug)]
 pub(crate) struct EventRecord {
     pub(crate) time_ns: u64,
-    pub(crate) name: Cow<'static, str>,
+    pub(crate) name: Val,
     pub(crate) attrs: Attrs,
 }
 
@@ -111,7 +153,7 @@ pub(crate) struct SpanRecord {
     /// Zero for a root span.
     pub(crate) parent_span_id: [u8; 8],
     pub(crate) remote_parent: bool,
-    pub(crate) name: Cow<'static, str>,
+    pub(crate) name: Val,
     pub(crate) kind: Kind,
     pub(crate) start_ns: u64,
     pub(crate) end_ns: u64,
@@ -119,7 +161,9 @@ pub(crate) struct SpanRecord {
     pub(crate) events: Vec<EventRecord>,
     /// OTLP status code: 0 unset, 1 ok, 2 error.
     pub(crate) status: u8,
-    pub(crate) status_message: Option<String>,
+    pub(crate) status_message: Option<Val>,
+    /// The strings of this span's attributes, events, name and status.
+    pub(crate) text: String,
 }
 
 pub(crate) fn now_ns() -> u64 {
@@ -140,7 +184,7 @@ pub(crate) fn random_trace_id() -> [u8; 16] {
     id
 }
 
-fn set(attrs: &mut Attrs, key: &'static str, value: AttrValue) {
+fn set(attrs: &mut Attrs, key: &'static str, value: Val) {
     match attrs.iter_mut().find(|(k, _)| *k == key) {
         Some(slot) => slot.1 = value,
         None => attrs.push((key, value)),
@@ -151,42 +195,14 @@ fn set(attrs: &mut Attrs, key: &'static str, value: AttrValue) {
 pub(crate) struct SpanVisitor<'a>(pub(crate) &'a mut SpanRecord);
 
 impl SpanVisitor<'_> {
-    fn put(&mut self, field: &Field, value: AttrValue) {
+    fn put(&mut self, field: &Field, value: Val) {
         let rec = &mut *self.0;
         match field.name() {
-            "otel.name" => {
-                rec.name = match value {
-                    AttrValue::Static(s) => Cow::Borrowed(s),
-                    AttrValue::Str(s) => Cow::Owned(s),
-                    other => Cow::Owned(format!("{other:?}")),
-                }
-            }
-            "otel.kind" => {
-                rec.kind = match value.text().to_ascii_lowercase().as_str() {
-                    "server" => Kind::Server,
-                    "client" => Kind::Client,
-                    "producer" => Kind::Producer,
-                    "consumer" => Kind::Consumer,
-                    _ => Kind::Internal,
-                };
-            }
-            "otel.status_code" => {
-                let text = value.text();
-                rec.status = if text.eq_ignore_ascii_case("error") {
-                    2
-                } else if text.eq_ignore_ascii_case("ok") {
-                    1
-                } else {
-                    0
-                };
-            }
-            "otel.status_description" | "otel.status_message" => {
-                rec.status_message = Some(match value {
-                    AttrValue::Static(s) => s.to_owned(),
-                    AttrValue::Str(s) => s,
-                    other => format!("{other:?}"),
-                });
-            }
+            "otel.name"
+            | "otel.kind"
+            | "otel.status_code"
+            | "otel.status_description"
+            | "otel.status_message" => {}
             name => set(&mut rec.attrs, name, value),
         }
     }
@@ -194,60 +210,105 @@ impl SpanVisitor<'_> {
 
 impl Visit for SpanVisitor<'_> {
     fn record_str(&mut self, field: &Field, value: &str) {
-        self.put(field, AttrValue::Str(value.to_owned()));
-    }
-    fn record_i64(&mut self, field: &Field, value: i64) {
-        self.put(field, AttrValue::I64(value));
-    }
-    fn record_u64(&mut self, field: &Field, value: u64) {
-        self.put(field, unsigned(value));
-    }
-    fn record_bool(&mut self, field: &Field, value: bool) {
-        self.put(field, AttrValue::Bool(value));
-    }
-    fn record_f64(&mut self, field: &Field, value: f64) {
-        self.put(field, AttrValue::F64(value));
-    }
-    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
-        self.put(field, AttrValue::Str(format!("{value:?}")));
-    }
-}
-
-fn unsigned(value: u64) -> AttrValue {
-    i64::try_from(value).map_or_else(|_| AttrValue::Str(value.to_string()), AttrValue::I64)
-}
-
-/// Records an event's fields; its `message` becomes the event's name.
-pub(crate) struct EventVisitor<'a>(pub(crate) &'a mut EventRecord);
-
-impl Visit for EventVisitor<'_> {
-    fn record_str(&mut self, field: &Field, value: &str) {
-        if field.name() == "message" {
-            self.0.name = Cow::Owned(value.to_owned());
-        } else {
-            self.0
-                .attrs
-                .push((field.name(), AttrValue::Str(value.to_owned())));
+        let rec = &mut *self.0;
+        match field.name() {
+            "otel.name" => rec.name = Val::push(&mut rec.text, value),
+            "otel.kind" => {
+                rec.kind = [
+                    ("server", Kind::Server),
+                    ("client", Kind::Client),
+                    ("producer", Kind::Producer),
+                    ("consumer", Kind::Consumer),
+                ]
+                .into_iter()
+                .find(|(n, _)| value.eq_ignore_ascii_case(n))
+                .map_or(Kind::Internal, |(_, k)| k);
+            }
+            "otel.status_code" => {
+                rec.status = if value.eq_ignore_ascii_case("error") {
+                    2
+                } else if value.eq_ignore_ascii_case("ok") {
+                    1
+                } else {
+                    0
+                };
+            }
+            "otel.status_description" | "otel.status_message" => {
+                rec.status_message = Some(Val::push(&mut rec.text, value));
+            }
+            name => {
+                let v = Val::push(&mut rec.text, value);
+                set(&mut rec.attrs, name, v);
+            }
         }
     }
     fn record_i64(&mut self, field: &Field, value: i64) {
-        self.0.attrs.push((field.name(), AttrValue::I64(value)));
+        self.put(field, Val::I64(value));
     }
     fn record_u64(&mut self, field: &Field, value: u64) {
-        self.0.attrs.push((field.name(), unsigned(value)));
+        let v = unsigned(&mut self.0.text, value);
+        self.put(field, v);
     }
     fn record_bool(&mut self, field: &Field, value: bool) {
-        self.0.attrs.push((field.name(), AttrValue::Bool(value)));
+        self.put(field, Val::Bool(value));
     }
     fn record_f64(&mut self, field: &Field, value: f64) {
-        self.0.attrs.push((field.name(), AttrValue::F64(value)));
+        self.put(field, Val::F64(value));
     }
     fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
-        let text = format!("{value:?}");
+        if field.name().starts_with("otel.") {
+            self.record_str(field, &format!("{value:?}"));
+            return;
+        }
+        let rec = &mut *self.0;
+        let start = rec.text.len();
+        let _ = write!(rec.text, "{value:?}");
+        let v = Val::range(&rec.text, start);
+        set(&mut rec.attrs, field.name(), v);
+    }
+}
+
+fn unsigned(text: &mut String, value: u64) -> Val {
+    i64::try_from(value).map_or_else(|_| Val::push(text, &value.to_string()), Val::I64)
+}
+
+/// Records an event's fields (strings into its span's `text`); its `message` becomes the
+/// event's name.
+pub(crate) struct EventVisitor<'a> {
+    pub(crate) text: &'a mut String,
+    pub(crate) event: &'a mut EventRecord,
+}
+
+impl Visit for EventVisitor<'_> {
+    fn record_str(&mut self, field: &Field, value: &str) {
+        let v = Val::push(self.text, value);
         if field.name() == "message" {
-            self.0.name = Cow::Owned(text);
+            self.event.name = v;
         } else {
-            self.0.attrs.push((field.name(), AttrValue::Str(text)));
+            self.event.attrs.push((field.name(), v));
+        }
+    }
+    fn record_i64(&mut self, field: &Field, value: i64) {
+        self.event.attrs.push((field.name(), Val::I64(value)));
+    }
+    fn record_u64(&mut self, field: &Field, value: u64) {
+        let v = unsigned(self.text, value);
+        self.event.attrs.push((field.name(), v));
+    }
+    fn record_bool(&mut self, field: &Field, value: bool) {
+        self.event.attrs.push((field.name(), Val::Bool(value)));
+    }
+    fn record_f64(&mut self, field: &Field, value: f64) {
+        self.event.attrs.push((field.name(), Val::F64(value)));
+    }
+    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
+        let start = self.text.len();
+        let _ = write!(self.text, "{value:?}");
+        let v = Val::range(self.text, start);
+        if field.name() == "message" {
+            self.event.name = v;
+        } else {
+            self.event.attrs.push((field.name(), v));
         }
     }
 }

@@ -83,9 +83,14 @@ fn key_value_len(key: &str, v: &Val, text: &str) -> usize {
 }
 
 fn put_key_value(out: &mut Vec<u8>, field: u64, key: &str, v: &Val, text: &str) {
-    put_len(out, field, key_value_len(key, v, text));
+    let value_len = any_value_len(v, text);
+    put_len(
+        out,
+        field,
+        len_field(1, key.len()) + len_field(2, value_len),
+    );
     put_bytes(out, 1, key.as_bytes());
-    put_len(out, 2, any_value_len(v, text));
+    put_len(out, 2, value_len);
     put_any_value(out, v, text);
 }
 
@@ -132,39 +137,6 @@ fn span_flags(s: &SpanRecord) -> u32 {
 // Span { trace_id = 1; span_id = 2; trace_state = 3; parent_span_id = 4; name = 5; kind = 6;
 //        start_time_unix_nano = 7; end_time_unix_nano = 8; attributes = 9; events = 11;
 //        status = 15; flags = 16 (fixed32) }
-fn span_len(s: &SpanRecord) -> usize {
-    let state = s.ids.trace_state.as_deref().unwrap_or("");
-    let status = status_len(s);
-    len_field(1, 16)
-        + len_field(2, 8)
-        + if state.is_empty() {
-            0
-        } else {
-            len_field(3, state.len())
-        }
-        + if s.parent_span_id == [0; 8] {
-            0
-        } else {
-            len_field(4, 8)
-        }
-        + len_field(5, text_of(&s.name, &s.text).len())
-        + key_len(6)
-        + varint_len(s.kind as u64)
-        + 2 * (key_len(7) + 8)
-        + attrs_len(9, &s.attrs, &s.text)
-        + s.events
-            .iter()
-            .map(|e| len_field(11, event_len(e, &s.text)))
-            .sum::<usize>()
-        + if status == 0 {
-            0
-        } else {
-            len_field(15, status)
-        }
-        + key_len(16)
-        + 4
-}
-
 fn put_span(out: &mut Vec<u8>, s: &SpanRecord) {
     put_bytes(out, 1, &s.ids.trace_id);
     put_bytes(out, 2, &s.ids.span_id);
@@ -228,26 +200,33 @@ impl Preamble {
     }
 }
 
-/// Encodes an `ExportTraceServiceRequest` with `spans` into `out` (cleared first).
+/// Encodes an `ExportTraceServiceRequest` with `spans` into `out` (cleared first). Each span
+/// is encoded once, into `scratch`, then copied behind its length.
 // ExportTraceServiceRequest { resource_spans = 1 }
 // ResourceSpans { resource = 1; scope_spans = 2 }  ScopeSpans { scope = 1; spans = 2 }
-pub(crate) fn encode_request(pre: &Preamble, spans: &[SpanRecord], out: &mut Vec<u8>) {
+pub(crate) fn encode_request(
+    pre: &Preamble,
+    spans: &[SpanRecord],
+    scratch: &mut Vec<u8>,
+    encoded_spans: &mut Vec<u8>,
+    out: &mut Vec<u8>,
+) {
+    encoded_spans.clear();
+    for s in spans {
+        scratch.clear();
+        put_span(scratch, s);
+        put_len(encoded_spans, 2, scratch.len());
+        encoded_spans.extend_from_slice(scratch);
+    }
     out.clear();
-    let lens: Vec<usize> = spans.iter().map(span_len).collect();
-    let scope_spans =
-        len_field(1, pre.scope.len()) + lens.iter().map(|n| len_field(2, *n)).sum::<usize>();
+    let scope_spans = len_field(1, pre.scope.len()) + encoded_spans.len();
     let resource_spans = len_field(1, pre.resource.len()) + len_field(2, scope_spans);
     out.reserve(len_field(1, resource_spans));
     put_len(out, 1, resource_spans);
     put_bytes(out, 1, &pre.resource);
     put_len(out, 2, scope_spans);
     put_bytes(out, 1, &pre.scope);
-    for (s, n) in spans.iter().zip(lens) {
-        put_len(out, 2, n);
-        let before = out.len();
-        put_span(out, s);
-        debug_assert_eq!(out.len() - before, n, "span length computed wrongly");
-    }
+    out.extend_from_slice(encoded_spans);
 }
 
 #[cfg(test)]
@@ -301,8 +280,8 @@ mod tests {
             "0.1.0",
         );
         let spans: Vec<_> = (0..3).map(span).collect();
-        let mut out = Vec::new();
-        encode_request(&pre, &spans, &mut out);
+        let (mut scratch, mut encoded, mut out) = (Vec::new(), Vec::new(), Vec::new());
+        encode_request(&pre, &spans, &mut scratch, &mut encoded, &mut out);
         let req = ExportTraceServiceRequest::decode(out.as_slice()).expect("valid protobuf");
         let rs = &req.resource_spans[0];
         let res = rs.resource.as_ref().unwrap();

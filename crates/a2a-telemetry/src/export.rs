@@ -2,22 +2,25 @@
 //! batches, encodes each batch to OTLP protobuf and sends it (HTTP or gRPC).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, mpsc};
+use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
 use bytes::{Buf as _, BufMut as _};
+use crossbeam_queue::ArrayQueue;
 use tokio::sync::Notify;
 
 use crate::config::{Error, ExportConfig, Protocol};
 use crate::encode::{Preamble, encode_request};
 use crate::record::{AttrValue, SpanRecord};
 
-/// Finished spans waiting for export.
+/// Finished spans waiting for export: a bounded lock-free queue (the threads that close
+/// spans never wait for each other or for the exporter).
 #[derive(Debug)]
 pub(crate) struct Queue {
-    spans: Mutex<Vec<SpanRecord>>,
-    max: usize,
+    spans: ArrayQueue<SpanRecord>,
     batch: usize,
+    /// The exporter has been woken for a full batch and has not taken it yet.
+    woken: AtomicBool,
     wake: Notify,
     stopping: AtomicBool,
     pub(crate) dropped: AtomicU64,
@@ -25,10 +28,11 @@ pub(crate) struct Queue {
 
 impl Queue {
     pub(crate) fn new(max: usize, batch: usize) -> Self {
+        let max = max.max(1);
         Self {
-            spans: Mutex::new(Vec::with_capacity(batch)),
-            max,
-            batch: batch.max(1),
+            spans: ArrayQueue::new(max),
+            batch: batch.clamp(1, max),
+            woken: AtomicBool::new(false),
             wake: Notify::new(),
             stopping: AtomicBool::new(false),
             dropped: AtomicU64::new(0),
@@ -37,28 +41,25 @@ impl Queue {
 
     /// Queues a finished span; drops it (and counts it) when the queue is full.
     pub(crate) fn push(&self, span: SpanRecord) {
-        let len = {
-            let mut q = self.spans.lock().unwrap_or_else(PoisonError::into_inner);
-            if q.len() >= self.max {
-                drop(q);
-                self.dropped.fetch_add(1, Ordering::Relaxed);
-                return;
-            }
-            q.push(span);
-            q.len()
-        };
-        if len == self.batch {
+        if self.spans.push(span).is_err() {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+        }
+        if self.spans.len() >= self.batch
+            && !self.woken.load(Ordering::Relaxed)
+            && !self.woken.swap(true, Ordering::AcqRel)
+        {
             self.wake.notify_one();
         }
     }
 
-    /// Moves the next batch into `into` (empty, keeping its capacity for the queue).
+    /// Moves the next batch (at most `batch` spans) into `into`.
     pub(crate) fn take(&self, into: &mut Vec<SpanRecord>) {
-        let mut q = self.spans.lock().unwrap_or_else(PoisonError::into_inner);
-        if q.len() <= self.batch {
-            std::mem::swap(&mut *q, into);
-        } else {
-            into.extend(q.drain(..self.batch));
+        self.woken.store(false, Ordering::Release);
+        while into.len() < self.batch {
+            match self.spans.pop() {
+                Some(span) => into.push(span),
+                None => break,
+            }
         }
     }
 }
@@ -304,6 +305,7 @@ impl Exporter {
 
 async fn run(queue: &Queue, transport: &Transport, preamble: &Preamble, delay: Duration) {
     let mut batch = Vec::with_capacity(queue.batch);
+    let (mut scratch, mut encoded) = (Vec::new(), Vec::new());
     let mut failures = 0u64;
     let mut dropped_told = 0u64;
     loop {
@@ -319,7 +321,7 @@ async fn run(queue: &Queue, transport: &Transport, preamble: &Preamble, delay: D
             }
             let full = batch.len() >= queue.batch;
             let mut body = Vec::new();
-            encode_request(preamble, &batch, &mut body);
+            encode_request(preamble, &batch, &mut scratch, &mut encoded, &mut body);
             batch.clear();
             match transport.send(body).await {
                 Ok(()) => {

@@ -83,7 +83,10 @@ where
             rec.start_ns = now_ns();
             rec.text.reserve(256);
             rec.attrs.reserve(attrs.fields().len());
-            attrs.record(&mut SpanVisitor(&mut rec));
+            attrs.record(&mut SpanVisitor {
+                rec: &mut rec,
+                fresh: true,
+            });
         }
         span.extensions_mut().insert(rec);
     }
@@ -93,7 +96,7 @@ where
             && let Some(rec) = span.extensions_mut().get_mut::<SpanRecord>()
             && rec.ids.sampled
         {
-            values.record(&mut SpanVisitor(rec));
+            values.record(&mut SpanVisitor { rec, fresh: false });
         }
     }
 

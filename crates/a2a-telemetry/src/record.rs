@@ -184,33 +184,47 @@ pub(crate) fn random_trace_id() -> [u8; 16] {
     id
 }
 
-fn set(attrs: &mut Attrs, key: &'static str, value: Val) {
-    match attrs.iter_mut().find(|(k, _)| *k == key) {
-        Some(slot) => slot.1 = value,
-        None => attrs.push((key, value)),
-    }
+/// Records a span's fields, reading the `otel.*` ones as its name, kind and status.
+pub(crate) struct SpanVisitor<'a> {
+    pub(crate) rec: &'a mut SpanRecord,
+    /// The span's first fields (from its callsite, each once): nothing to replace.
+    pub(crate) fresh: bool,
 }
 
-/// Records a span's fields, reading the `otel.*` ones as its name, kind and status.
-pub(crate) struct SpanVisitor<'a>(pub(crate) &'a mut SpanRecord);
-
 impl SpanVisitor<'_> {
+    fn set(&mut self, key: &'static str, value: Val) {
+        let attrs = &mut self.rec.attrs;
+        // A field recorded again has the same (static) name as before: compare addresses
+        // first, contents only when that finds nothing.
+        let slot = if self.fresh {
+            None
+        } else {
+            match attrs.iter().position(|(k, _)| std::ptr::eq(*k, key)) {
+                Some(i) => Some(i),
+                None => attrs.iter().position(|(k, _)| *k == key),
+            }
+        };
+        match slot {
+            Some(i) => attrs[i].1 = value,
+            None => attrs.push((key, value)),
+        }
+    }
+
     fn put(&mut self, field: &Field, value: Val) {
-        let rec = &mut *self.0;
         match field.name() {
             "otel.name"
             | "otel.kind"
             | "otel.status_code"
             | "otel.status_description"
             | "otel.status_message" => {}
-            name => set(&mut rec.attrs, name, value),
+            name => self.set(name, value),
         }
     }
 }
 
 impl Visit for SpanVisitor<'_> {
     fn record_str(&mut self, field: &Field, value: &str) {
-        let rec = &mut *self.0;
+        let rec = &mut *self.rec;
         match field.name() {
             "otel.name" => rec.name = Val::push(&mut rec.text, value),
             "otel.kind" => {
@@ -238,7 +252,7 @@ impl Visit for SpanVisitor<'_> {
             }
             name => {
                 let v = Val::push(&mut rec.text, value);
-                set(&mut rec.attrs, name, v);
+                self.set(name, v);
             }
         }
     }
@@ -246,7 +260,7 @@ impl Visit for SpanVisitor<'_> {
         self.put(field, Val::I64(value));
     }
     fn record_u64(&mut self, field: &Field, value: u64) {
-        let v = unsigned(&mut self.0.text, value);
+        let v = unsigned(&mut self.rec.text, value);
         self.put(field, v);
     }
     fn record_bool(&mut self, field: &Field, value: bool) {
@@ -260,11 +274,11 @@ impl Visit for SpanVisitor<'_> {
             self.record_str(field, &format!("{value:?}"));
             return;
         }
-        let rec = &mut *self.0;
-        let start = rec.text.len();
-        let _ = write!(rec.text, "{value:?}");
-        let v = Val::range(&rec.text, start);
-        set(&mut rec.attrs, field.name(), v);
+        let text = &mut self.rec.text;
+        let start = text.len();
+        let _ = write!(text, "{value:?}");
+        let v = Val::range(text, start);
+        self.set(field.name(), v);
     }
 }
 

@@ -95,8 +95,9 @@ pub(crate) struct ServeArgs {
     /// Seconds to let open requests and streams finish after SIGINT/SIGTERM.
     #[arg(long, default_value_t = 10.0)]
     drain_seconds: f64,
-    /// Seconds a connection has to send its first byte, and each whole HTTP/1.1 request
-    /// head (idle and half-sent connections are closed).
+    /// Seconds a connection has to send its first byte, its first 24 bytes (an HTTP/2
+    /// preface), and each whole HTTP/1.1 request head (idle and half-sent connections are
+    /// closed).
     #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
     header_read_timeout: f64,
     /// Seconds a request body has to arrive whole (a trickle is cut).

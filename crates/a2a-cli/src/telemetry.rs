@@ -106,6 +106,10 @@ pub(crate) fn init(format: LogFormat, settings: &ExportSettings) -> anyhow::Resu
     let (export_layer, exporter) = match export_config(settings)? {
         Some(config) => {
             let (layer, exporter) = config.start().context("cannot start trace export")?;
+            // The runtime's own request and task spans follow the same filter.
+            let wants = export_filter.clone();
+            exporter
+                .record_own_spans(move |target| wants.would_enable(target, &tracing::Level::INFO));
             (Some(layer.with_filter(export_filter)), Some(exporter))
         }
         None => (None, None),

@@ -12,7 +12,6 @@ use a2a_types::{
     Message, PartContent, SendMessageRequest, SendMessageResponse, SubscribeToTaskRequest, Task,
     TaskState,
 };
-use tracing::Instrument;
 
 use crate::executor::CallContext;
 use crate::metrics::{RequestSeriesCache, SharedName};
@@ -237,20 +236,18 @@ impl RequestHandler {
     ) -> Result<T, A2aError> {
         let started = Instant::now();
         let span = telemetry::request_span(&self.card.name, method, call, task_id);
-        let result = operation.instrument(span.clone()).await;
+        let result = span.run(operation).await;
         let elapsed = started.elapsed();
         let (answered_task, context_id) = match &result {
             Ok(v) => ids(v),
             Err(_) => (None, None),
         };
         let task_id = answered_task.or(task_id);
-        if !span.is_disabled() {
-            if context_id.is_some() {
-                telemetry::record_ids(&span, None, context_id);
-            }
-            if let Err(e) = &result {
-                telemetry::record_error(&span, e);
-            }
+        if context_id.is_some() {
+            telemetry::record_ids(&span, None, context_id);
+        }
+        if let Err(e) = &result {
+            telemetry::record_error(&span, e);
         }
         let outcome = match &result {
             Ok(_) => Ok(()),
@@ -383,9 +380,7 @@ impl RequestHandler {
         m.context_id = Some(context_id.clone());
         // The request span (current here) learns its task and conversation as soon as they
         // are resolved, so a send that is then streamed still carries them.
-        if let Some(span) = telemetry::current_span() {
-            telemetry::record_ids(&span, Some(&task_id), Some(&context_id));
-        }
+        telemetry::record_current_ids(&task_id, &context_id);
         Ok(Box::new(StartRequest {
             task_id,
             context_id,

@@ -1,12 +1,18 @@
 //! Spans for every request and every task run, continuing the caller's W3C trace context,
 //! with the conversation's `contextId` on each as `gen_ai.conversation.id` and `thread_id`.
 //!
-//! The spans are `tracing` spans at `INFO` with the target [`SPAN_TARGET`]; the
-//! `a2a-telemetry` layer (or `tracing-opentelemetry`) exports them. Where no subscriber
-//! wants them they are disabled at their call site, and none of this runs.
+//! When the `a2a-telemetry` exporter accepts them, both are [`OwnSpan`]s, recorded without
+//! the `tracing` registry (about half the cost). Otherwise they are `tracing` spans at
+//! `INFO` with the target [`SPAN_TARGET`], for whatever layer records them (the
+//! `a2a-telemetry` layer, `tracing-opentelemetry`, a log layer); where no subscriber wants
+//! them they are disabled at their call site, and none of this runs.
 
-use a2a_telemetry::{AttrValue, TRACEPARENT, TRACESTATE, TraceParent};
+use std::future::Future;
+
+use a2a_telemetry::{AttrValue, OwnSpan, SpanKind, TRACEPARENT, TRACESTATE, TraceParent};
 use a2a_types::A2aError;
+use futures::future::Either;
+use tracing::Instrument as _;
 use tracing::Span;
 use tracing::field::Empty;
 
@@ -15,6 +21,50 @@ use crate::executor::CallContext;
 /// The target of the spans this crate opens: filter on it to export or log them.
 pub const SPAN_TARGET: &str = "a2a::server";
 
+/// A request's or a task run's span: an own span, or a `tracing` one.
+#[derive(Debug)]
+pub(crate) enum RuntimeSpan {
+    Own(OwnSpan),
+    Tracing(Span),
+}
+
+impl RuntimeSpan {
+    /// Runs `future` in this span; the span lives on (for what is recorded after).
+    pub(crate) async fn run<F: Future>(&self, future: F) -> F::Output {
+        match self {
+            Self::Own(s) => s.in_span(future).await,
+            Self::Tracing(s) => future.instrument(s.clone()).await,
+        }
+    }
+
+    /// Runs `future` in this span, which ends with it.
+    pub(crate) fn run_owned<F: Future>(
+        self,
+        future: F,
+    ) -> Either<a2a_telemetry::InOwnSpan<F>, tracing::instrument::Instrumented<F>> {
+        match self {
+            Self::Own(s) => Either::Left(s.run(future)),
+            Self::Tracing(s) => Either::Right(future.instrument(s)),
+        }
+    }
+
+    fn is_recorded(&self) -> bool {
+        match self {
+            Self::Own(_) => true,
+            Self::Tracing(s) => !s.is_disabled(),
+        }
+    }
+
+    fn record(&self, key: &'static str, value: &str) {
+        match self {
+            Self::Own(s) => s.record_str(key, value),
+            Self::Tracing(s) => {
+                s.record(key, value);
+            }
+        }
+    }
+}
+
 /// The span of one request (about `task_id`, when the request names one), a child of the
 /// caller's span when the request carries `traceparent` (HTTP header or gRPC metadata).
 pub(crate) fn request_span(
@@ -22,31 +72,46 @@ pub(crate) fn request_span(
     method: &'static str,
     call: &CallContext,
     task_id: Option<&str>,
-) -> Span {
+) -> RuntimeSpan {
     let header = |name: &str| call.headers.get(name).and_then(|v| v.to_str().ok());
     let parent = header(TRACEPARENT).and_then(|p| TraceParent::parse(p, header(TRACESTATE)));
-    a2a_telemetry::span_with_parent(parent, || {
+    if let Some(own) = OwnSpan::start(SPAN_TARGET, method, SpanKind::Server, parent.clone()) {
+        own.record_str("a2a.binding", call.binding.as_str());
+        own.record_str("a2a.protocol_version", call.protocol_version.as_str());
+        own.record_str("a2a.agent", agent);
+        if let Some(t) = task_id {
+            own.record_str("a2a.task_id", t);
+        }
+        return RuntimeSpan::Own(own);
+    }
+    RuntimeSpan::Tracing(a2a_telemetry::span_with_parent(parent, || {
         tracing::info_span!(
-        target: SPAN_TARGET,
-        "a2a.request",
-        otel.name = method,
-        otel.kind = "server",
-        otel.status_code = Empty,
-        otel.status_description = Empty,
-        a2a.binding = call.binding.as_str(),
-        a2a.protocol_version = call.protocol_version.as_str(),
-        a2a.agent = agent,
-        a2a.task_id = task_id,
-        gen_ai.conversation.id = Empty,
-        thread_id = Empty,
-        a2a.error_code = Empty,
+            target: SPAN_TARGET,
+            "a2a.request",
+            otel.name = method,
+            otel.kind = "server",
+            otel.status_code = Empty,
+            otel.status_description = Empty,
+            a2a.binding = call.binding.as_str(),
+            a2a.protocol_version = call.protocol_version.as_str(),
+            a2a.agent = agent,
+            a2a.task_id = task_id,
+            gen_ai.conversation.id = Empty,
+            thread_id = Empty,
+            a2a.error_code = Empty,
         )
-    })
+    }))
 }
 
 /// The span of one run of an agent's `execute`, a child of the request that started it.
-pub(crate) fn task_span(task_id: &str, context_id: &str) -> Span {
-    tracing::info_span!(
+pub(crate) fn task_span(task_id: &str, context_id: &str) -> RuntimeSpan {
+    if let Some(own) = OwnSpan::start(SPAN_TARGET, "execute", SpanKind::Internal, None) {
+        own.record_str("a2a.task_id", task_id);
+        own.record_str("gen_ai.conversation.id", context_id);
+        own.record_str("thread_id", context_id);
+        return RuntimeSpan::Own(own);
+    }
+    RuntimeSpan::Tracing(tracing::info_span!(
         target: SPAN_TARGET,
         "a2a.task",
         otel.name = "execute",
@@ -56,11 +121,14 @@ pub(crate) fn task_span(task_id: &str, context_id: &str) -> Span {
         gen_ai.conversation.id = context_id,
         thread_id = context_id,
         a2a.state = Empty,
-    )
+    ))
 }
 
 /// Records the task and conversation a request was about.
-pub(crate) fn record_ids(span: &Span, task_id: Option<&str>, context_id: Option<&str>) {
+pub(crate) fn record_ids(span: &RuntimeSpan, task_id: Option<&str>, context_id: Option<&str>) {
+    if !span.is_recorded() {
+        return;
+    }
     if let Some(t) = task_id {
         span.record("a2a.task_id", t);
     }
@@ -70,31 +138,35 @@ pub(crate) fn record_ids(span: &Span, task_id: Option<&str>, context_id: Option<
     }
 }
 
+/// Records the task and conversation on the current request's span.
+pub(crate) fn record_current_ids(task_id: &str, context_id: &str) {
+    a2a_telemetry::record_current("a2a.task_id", task_id);
+    a2a_telemetry::record_current("gen_ai.conversation.id", context_id);
+    a2a_telemetry::record_current("thread_id", context_id);
+}
+
 /// Records how a request ended.
-pub(crate) fn record_error(span: &Span, error: &A2aError) {
-    span.record("a2a.error_code", error.code().0);
-    span.record("otel.status_code", "error");
-    span.record("otel.status_description", tracing::field::display(error));
+pub(crate) fn record_error(span: &RuntimeSpan, error: &A2aError) {
+    match span {
+        RuntimeSpan::Own(s) => {
+            s.record_i64("a2a.error_code", i64::from(error.code().0));
+            s.set_error(error);
+        }
+        RuntimeSpan::Tracing(s) => {
+            s.record("a2a.error_code", error.code().0);
+            s.record("otel.status_code", "error");
+            s.record("otel.status_description", tracing::field::display(error));
+        }
+    }
 }
 
 /// Records the state a task run left its task in (terminal or interrupted) on the
 /// current span; a failure marks the span as an error.
 pub(crate) fn record_state(state: a2a_types::TaskState) {
-    let Some(span) = current_span() else {
-        return;
-    };
-    span.record("a2a.state", state.as_str());
+    a2a_telemetry::record_current("a2a.state", state.as_str());
     if state == a2a_types::TaskState::Failed {
-        span.record("otel.status_code", "error");
+        a2a_telemetry::mark_current_error();
     }
-}
-
-/// The current span when it is a real one (some subscriber records it). Checking this
-/// rather than `tracing::enabled!` keeps per-layer filters' state clean: an `enabled!`
-/// probe that is not followed by its event can make a per-layer filter drop the next one.
-pub(crate) fn current_span() -> Option<Span> {
-    let span = Span::current();
-    (!span.is_disabled()).then_some(span)
 }
 
 /// Adds an event (a task transition, an artifact) to the current span when it is

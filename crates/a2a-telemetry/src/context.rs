@@ -8,6 +8,7 @@ use std::sync::Arc;
 use tracing::Span;
 use tracing_subscriber::registry::{LookupSpan, Registry};
 
+use crate::own::{set_str, with_innermost};
 use crate::record::{AttrValue, EventRecord, Ids, SpanRecord, Val, now_ns};
 
 /// A caller's trace context: the `traceparent` header (and `tracestate`) parsed.
@@ -157,7 +158,7 @@ pub fn span_with_parent(parent: Option<TraceParent>, make: impl FnOnce() -> Span
 /// Runs `f` on the record of the nearest span, from the current one outwards, that has one.
 /// (Reads the current span's id without `Span::current()`, which would take and release a
 /// reference to it.)
-fn with_current_record<R>(f: impl FnOnce(&mut SpanRecord) -> R) -> Option<R> {
+pub(crate) fn with_current_record<R>(f: impl FnOnce(&mut SpanRecord) -> R) -> Option<R> {
     let mut f = Some(f);
     tracing::dispatcher::get_default(|dispatch| {
         let registry = dispatch.downcast_ref::<Registry>()?;
@@ -179,7 +180,7 @@ fn with_current_record<R>(f: impl FnOnce(&mut SpanRecord) -> R) -> Option<R> {
 /// Pass it on where a header cannot go, say to a child process as the `TRACEPARENT` and
 /// `TRACESTATE` environment variables.
 pub fn current_trace_context() -> Option<(String, Option<String>)> {
-    if let Some(parent) = with_current_record(|rec| TraceParent::of(&rec.ids)) {
+    if let Some(parent) = with_innermost(|rec| TraceParent::of(&rec.ids)) {
         let state = parent.trace_state.as_deref().map(str::to_owned);
         return Some((parent.header(), state));
     }
@@ -214,7 +215,7 @@ fn otel_trace_context() -> Option<(String, Option<String>)> {
 /// `attributes` is only called then.
 pub fn add_event(name: &'static str, attributes: impl FnOnce() -> Vec<(&'static str, AttrValue)>) {
     let mut attributes = Some(attributes);
-    let done = with_current_record(|rec| {
+    let done = with_innermost(|rec| {
         if rec.ids.sampled
             && let Some(attributes) = attributes.take()
         {
@@ -241,6 +242,28 @@ pub fn add_event(name: &'static str, attributes: impl FnOnce() -> Vec<(&'static 
             .map(|(k, v)| opentelemetry::KeyValue::new(k, v.to_otel()))
             .collect();
         span.add_event(name, kvs);
+    }
+}
+
+/// Sets a string attribute on the innermost recorded span (for a `tracing` span, the field
+/// must be declared, as `tracing` requires).
+pub fn record_current(key: &'static str, value: &str) {
+    if with_innermost(|rec| {
+        if rec.ids.sampled {
+            set_str(rec, key, value);
+        }
+    })
+    .is_none()
+    {
+        Span::current().record(key, value);
+    }
+}
+
+/// Marks the innermost recorded span as failed (for a `tracing` span, through its
+/// `otel.status_code` field).
+pub fn mark_current_error() {
+    if with_innermost(|rec| rec.status = 2).is_none() {
+        Span::current().record("otel.status_code", "error");
     }
 }
 

@@ -238,7 +238,7 @@ mod tests {
     use prost::Message as _;
 
     use super::*;
-    use crate::record::{Ids, Kind};
+    use crate::record::{Ids, SpanKind};
 
     fn span(i: u8) -> SpanRecord {
         SpanRecord {
@@ -251,7 +251,7 @@ mod tests {
             parent_span_id: if i == 0 { [0; 8] } else { [9; 8] },
             remote_parent: i == 1,
             name: Val::Owned(format!("span-{i}")),
-            kind: Kind::Server,
+            kind: SpanKind::Server,
             start_ns: 1_700_000_000_000_000_000 + u64::from(i),
             end_ns: 1_700_000_000_500_000_000,
             attrs: vec![

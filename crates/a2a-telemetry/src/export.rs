@@ -231,6 +231,7 @@ impl tonic::codec::Decoder for Discard {
 #[derive(Debug)]
 pub struct Exporter {
     queue: Arc<Queue>,
+    sampler: crate::sampler::Sampler,
     finished: mpsc::Receiver<()>,
     timeout: Duration,
 }
@@ -282,9 +283,26 @@ impl Exporter {
             .map_err(Error::Start)?;
         Ok(Self {
             queue,
+            sampler: config.sampler,
             finished,
             timeout: config.timeout,
         })
+    }
+
+    /// Lets runtimes record their own spans ([`OwnSpan`](crate::OwnSpan)) of the targets
+    /// `wants` accepts into this exporter (use the same rule as the layer's filter). Only the
+    /// first exporter of a process can: `false` when another already does.
+    pub fn record_own_spans(
+        &self,
+        wants: impl Fn(&'static str) -> bool + Send + Sync + 'static,
+    ) -> bool {
+        crate::own::INSTALLED
+            .set(crate::own::Installed {
+                queue: self.queue.clone(),
+                sampler: self.sampler,
+                wants: Box::new(wants),
+            })
+            .is_ok()
     }
 
     /// Spans dropped so far because the queue was full.

@@ -11,7 +11,7 @@ use tracing_subscriber::registry::LookupSpan;
 use crate::context::take_remote_parent;
 use crate::export::Queue;
 use crate::record::{
-    EventRecord, EventVisitor, Ids, Kind, SpanRecord, SpanVisitor, Val, now_ns, random_span_id,
+    EventRecord, EventVisitor, Ids, SpanKind, SpanRecord, SpanVisitor, Val, now_ns, random_span_id,
     random_trace_id,
 };
 use crate::sampler::Sampler;
@@ -43,11 +43,19 @@ where
             return;
         };
         let remote = take_remote_parent();
-        let local = if remote.is_none() {
-            span.parent()
-                .and_then(|p| p.extensions().get::<SpanRecord>().map(|r| r.ids.clone()))
-        } else {
+        let local = if remote.is_some() {
             None
+        } else {
+            // An own span running on this thread is the parent when nothing was entered
+            // inside it; otherwise the enclosing `tracing` span is.
+            attrs
+                .is_contextual()
+                .then(|| crate::own::parent_for_new_span(ctx.current_span().id()))
+                .flatten()
+                .or_else(|| {
+                    span.parent()
+                        .and_then(|p| p.extensions().get::<SpanRecord>().map(|r| r.ids.clone()))
+                })
         };
         let (trace_id, parent_span_id, parent_sampled, trace_state) = match (&remote, local) {
             (Some(r), _) => (
@@ -70,7 +78,7 @@ where
             parent_span_id,
             remote_parent: remote.is_some(),
             name: Val::Static(attrs.metadata().name()),
-            kind: Kind::Internal,
+            kind: SpanKind::Internal,
             start_ns: 0,
             end_ns: 0,
             attrs: Vec::new(),
@@ -191,7 +199,7 @@ mod tests {
         assert_eq!(spans.len(), 2, "{spans:#?}");
         let (inner, outer) = (&spans[0], &spans[1]);
         assert_eq!(outer.name.str(&outer.text), Some("SendMessage"));
-        assert_eq!(outer.kind, crate::record::Kind::Server);
+        assert_eq!(outer.kind, crate::record::SpanKind::Server);
         assert_eq!(outer.status, 2);
         assert!(outer.remote_parent);
         assert_eq!(

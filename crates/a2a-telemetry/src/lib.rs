@@ -33,14 +33,19 @@ mod context;
 mod encode;
 mod export;
 mod layer;
+mod own;
 mod record;
 mod sampler;
 
 pub use config::{Error, ExportConfig, Protocol};
-pub use context::{TraceParent, add_event, current_trace_context, span_with_parent};
+pub use context::{
+    TraceParent, add_event, current_trace_context, mark_current_error, record_current,
+    span_with_parent,
+};
 pub use export::Exporter;
 pub use layer::OtlpLayer;
-pub use record::AttrValue;
+pub use own::{InOwnSpan, OwnSpan};
+pub use record::{AttrValue, SpanKind};
 pub use sampler::Sampler;
 
 /// The W3C `traceparent` header.

@@ -96,7 +96,7 @@ impl Val {
     }
 
     /// Refers to what was appended to `text` since `start`.
-    fn range(text: &str, start: usize) -> Self {
+    pub(crate) fn range(text: &str, start: usize) -> Self {
         match (u32::try_from(start), u32::try_from(text.len() - start)) {
             (Ok(a), Ok(n)) if a.checked_add(n).is_some() => Self::Text(a, n),
             _ => Self::Owned(text[start..].to_owned()),
@@ -119,13 +119,18 @@ impl From<AttrValue> for Val {
 /// Attributes: `tracing` field names are static.
 pub(crate) type Attrs = Vec<(&'static str, Val)>;
 
-/// OTLP span kinds.
+/// What a span stands for (OTLP span kinds).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
+pub enum SpanKind {
+    /// Work inside a process.
     Internal = 1,
+    /// Handling a request from another process.
     Server = 2,
+    /// A request to another process.
     Client = 3,
+    /// Sending a message that is handled later.
     Producer = 4,
+    /// Handling such a message.
     Consumer = 5,
 }
 
@@ -154,7 +159,7 @@ pub(crate) struct SpanRecord {
     pub(crate) parent_span_id: [u8; 8],
     pub(crate) remote_parent: bool,
     pub(crate) name: Val,
-    pub(crate) kind: Kind,
+    pub(crate) kind: SpanKind,
     pub(crate) start_ns: u64,
     pub(crate) end_ns: u64,
     pub(crate) attrs: Attrs,
@@ -229,14 +234,14 @@ impl Visit for SpanVisitor<'_> {
             "otel.name" => rec.name = Val::push(&mut rec.text, value),
             "otel.kind" => {
                 rec.kind = [
-                    ("server", Kind::Server),
-                    ("client", Kind::Client),
-                    ("producer", Kind::Producer),
-                    ("consumer", Kind::Consumer),
+                    ("server", SpanKind::Server),
+                    ("client", SpanKind::Client),
+                    ("producer", SpanKind::Producer),
+                    ("consumer", SpanKind::Consumer),
                 ]
                 .into_iter()
                 .find(|(n, _)| value.eq_ignore_ascii_case(n))
-                .map_or(Kind::Internal, |(_, k)| k);
+                .map_or(SpanKind::Internal, |(_, k)| k);
             }
             "otel.status_code" => {
                 rec.status = if value.eq_ignore_ascii_case("error") {

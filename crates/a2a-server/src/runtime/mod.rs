@@ -18,7 +18,6 @@ use futures::future::{AbortHandle, Abortable};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
-use tracing::Instrument;
 
 pub use stream::{StreamItem, StreamPayload, TaskEventStream};
 
@@ -304,9 +303,7 @@ impl TaskRuntime {
         };
         let span = crate::telemetry::task_span(&ctx.task_id, &ctx.context_id);
         let run = run_execution(sh.executor.clone(), ctx, updater.clone(), cancel, guard);
-        let run = Abortable::new(run, registration)
-            .map(|_| ())
-            .instrument(span);
+        let run = span.run_owned(Abortable::new(run, registration).map(|_| ()));
         let fut: ExecutionFuture = Box::pin(sh.executions.track_future(run));
         (fut, updater)
     }

@@ -1,0 +1,268 @@
+//! Spans a runtime records itself, without a `tracing` span: for the two spans of every
+//! request on a busy server (the request and the agent's run), the `tracing` registry's
+//! bookkeeping (a slot per span, per-layer filter state on every call, reference counting on
+//! every enter and exit) cost more than recording them. An [`OwnSpan`] is a record behind a
+//! lock that only its own request touches; while a future runs in it ([`OwnSpan::in_span`]),
+//! `tracing` spans made there become its children, and [`add_event`](crate::add_event),
+//! [`record_current`](crate::record_current) and
+//! [`current_trace_context`](crate::current_trace_context) find it.
+//!
+//! Own spans are made only once an exporter has been told to accept them
+//! ([`Exporter::record_own_spans`](crate::Exporter::record_own_spans)); otherwise
+//! [`OwnSpan::start`] answers `None` and the caller makes a `tracing` span as usual.
+
+use std::cell::RefCell;
+use std::fmt::Write as _;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::task::{Context, Poll};
+
+use crate::context::TraceParent;
+use crate::export::Queue;
+use crate::record::{Ids, SpanKind, SpanRecord, Val, now_ns, random_span_id, random_trace_id};
+use crate::sampler::Sampler;
+
+/// Which own spans are wanted, by target.
+type Wants = Box<dyn Fn(&'static str) -> bool + Send + Sync>;
+
+pub(crate) struct Installed {
+    pub(crate) queue: Arc<Queue>,
+    pub(crate) sampler: Sampler,
+    pub(crate) wants: Wants,
+}
+
+pub(crate) static INSTALLED: OnceLock<Installed> = OnceLock::new();
+
+type Shared = Arc<Mutex<Option<SpanRecord>>>;
+
+fn lock(rec: &Shared) -> std::sync::MutexGuard<'_, Option<SpanRecord>> {
+    rec.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The own span a future runs in on this thread, and the `tracing` span that was current
+/// when its poll began (a different current `tracing` span was entered inside it, and is
+/// the innermost).
+struct Current {
+    span: Shared,
+    base: Option<tracing::span::Id>,
+}
+
+thread_local! {
+    static CURRENT: RefCell<Option<Current>> = const { RefCell::new(None) };
+}
+
+fn tracing_current() -> Option<tracing::span::Id> {
+    tracing::dispatcher::get_default(|d| d.current_span().id().cloned())
+}
+
+/// The own span on this thread when nothing was entered inside it since its poll began.
+pub(crate) fn innermost_own() -> Option<Shared> {
+    let (span, base) = CURRENT.with(|c| {
+        c.borrow()
+            .as_ref()
+            .map(|c| (c.span.clone(), c.base.clone()))
+    })?;
+    (tracing_current() == base).then_some(span)
+}
+
+/// The ids of the own span on this thread, for a `tracing` span made there with no explicit
+/// parent: `Some` when it is the innermost.
+pub(crate) fn parent_for_new_span(current: Option<&tracing::span::Id>) -> Option<Ids> {
+    CURRENT.with(|c| {
+        let c = c.borrow();
+        let c = c.as_ref()?;
+        if c.base.as_ref() != current {
+            return None;
+        }
+        lock(&c.span).as_ref().map(|r| r.ids.clone())
+    })
+}
+
+/// Runs `f` on the record of the innermost span (own or `tracing`) that has one.
+pub(crate) fn with_innermost<R>(f: impl FnOnce(&mut SpanRecord) -> R) -> Option<R> {
+    if let Some(own) = innermost_own() {
+        return lock(&own).as_mut().map(f);
+    }
+    let mut f = Some(f);
+    let found = crate::context::with_current_record(|rec| f.take().map(|f| f(rec)));
+    if let Some(found) = found {
+        return found;
+    }
+    // Inside an own span, under a `tracing` span that is not recorded.
+    let own = CURRENT.with(|c| c.borrow().as_ref().map(|c| c.span.clone()))?;
+    let f = f.take()?;
+    lock(&own).as_mut().map(f)
+}
+
+/// A span recorded without `tracing`; it ends (and is queued for export) when dropped.
+#[derive(Debug)]
+pub struct OwnSpan {
+    rec: Shared,
+    queue: Arc<Queue>,
+}
+
+impl OwnSpan {
+    /// Starts a span named `name`, a child of `remote` when given, else of the innermost
+    /// current span. `None` when no exporter accepts own spans of `target` (make a
+    /// `tracing` span then), or when the trace is not sampled (nothing to record).
+    pub fn start(
+        target: &'static str,
+        name: &'static str,
+        kind: SpanKind,
+        remote: Option<TraceParent>,
+    ) -> Option<Self> {
+        let installed = INSTALLED.get()?;
+        if !(installed.wants)(target) {
+            return None;
+        }
+        let (parent, remote_parent) = match remote {
+            Some(r) => (
+                Some(Ids {
+                    trace_id: r.trace_id,
+                    span_id: r.span_id,
+                    sampled: r.sampled(),
+                    trace_state: r.trace_state,
+                }),
+                true,
+            ),
+            None => (with_innermost(|rec| rec.ids.clone()), false),
+        };
+        let (trace_id, parent_span_id, parent_sampled, trace_state) = match parent {
+            Some(p) => (p.trace_id, p.span_id, Some(p.sampled), p.trace_state),
+            None => (random_trace_id(), [0; 8], None, None),
+        };
+        if !installed.sampler.decide(&trace_id, parent_sampled) {
+            // Unsampled: children would not be recorded either, and the `tracing` span
+            // the caller makes instead carries the ids on.
+            return None;
+        }
+        let rec = SpanRecord {
+            ids: Ids {
+                trace_id,
+                span_id: random_span_id(),
+                sampled: true,
+                trace_state,
+            },
+            parent_span_id,
+            remote_parent,
+            name: Val::Static(name),
+            kind,
+            start_ns: now_ns(),
+            end_ns: 0,
+            attrs: Vec::with_capacity(8),
+            events: Vec::new(),
+            status: 0,
+            status_message: None,
+            text: String::with_capacity(256),
+        };
+        Some(Self {
+            rec: Arc::new(Mutex::new(Some(rec))),
+            queue: installed.queue.clone(),
+        })
+    }
+
+    /// Sets a string attribute (replacing an earlier value).
+    pub fn record_str(&self, key: &'static str, value: &str) {
+        if let Some(rec) = lock(&self.rec).as_mut() {
+            set_str(rec, key, value);
+        }
+    }
+
+    /// Sets an integer attribute.
+    pub fn record_i64(&self, key: &'static str, value: i64) {
+        if let Some(rec) = lock(&self.rec).as_mut() {
+            set(rec, key, Val::I64(value));
+        }
+    }
+
+    /// Marks the span as failed, with a description.
+    pub fn set_error(&self, description: impl std::fmt::Display) {
+        if let Some(rec) = lock(&self.rec).as_mut() {
+            rec.status = 2;
+            let start = rec.text.len();
+            let _ = write!(rec.text, "{description}");
+            rec.status_message = Some(Val::range(&rec.text, start));
+        }
+    }
+
+    /// Runs `future` in this span: `tracing` spans made while it runs are its children,
+    /// and events and the current trace context find it. The span still ends when this
+    /// handle is dropped.
+    pub fn in_span<F: Future>(&self, future: F) -> InOwnSpan<F> {
+        InOwnSpan {
+            future,
+            span: self.rec.clone(),
+            owner: None,
+        }
+    }
+
+    /// Like [`in_span`](Self::in_span), and the span ends when the future is dropped.
+    pub fn run<F: Future>(self, future: F) -> InOwnSpan<F> {
+        InOwnSpan {
+            future,
+            span: self.rec.clone(),
+            owner: Some(self),
+        }
+    }
+}
+
+pub(crate) fn set(rec: &mut SpanRecord, key: &'static str, value: Val) {
+    match rec
+        .attrs
+        .iter()
+        .position(|(k, _)| std::ptr::eq(*k, key) || *k == key)
+    {
+        Some(i) => rec.attrs[i].1 = value,
+        None => rec.attrs.push((key, value)),
+    }
+}
+
+pub(crate) fn set_str(rec: &mut SpanRecord, key: &'static str, value: &str) {
+    let v = Val::push(&mut rec.text, value);
+    set(rec, key, v);
+}
+
+impl Drop for OwnSpan {
+    fn drop(&mut self) {
+        if let Some(mut rec) = lock(&self.rec).take() {
+            rec.end_ns = now_ns();
+            self.queue.push(rec);
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A future running in an [`OwnSpan`].
+    #[derive(Debug)]
+    pub struct InOwnSpan<F> {
+        #[pin]
+        future: F,
+        span: Shared,
+        owner: Option<OwnSpan>,
+    }
+}
+
+/// Puts back what was current on this thread, even when the poll panics.
+struct Restore(Option<Current>);
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        let previous = self.0.take();
+        CURRENT.with(|c| *c.borrow_mut() = previous);
+    }
+}
+
+impl<F: Future> Future for InOwnSpan<F> {
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let this = self.project();
+        let current = Current {
+            span: this.span.clone(),
+            base: tracing_current(),
+        };
+        let _restore = Restore(CURRENT.with(|c| c.borrow_mut().replace(current)));
+        this.future.poll(cx)
+    }
+}

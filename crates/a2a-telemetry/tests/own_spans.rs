@@ -1,0 +1,166 @@
+//! Own spans (recorded without `tracing`) export with the right parents, attributes,
+//! events and status, and `tracing` spans made inside them are their children; checked with
+//! a real OTLP/HTTP receiver on loopback.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::sync::mpsc;
+
+use a2a_telemetry::{ExportConfig, OwnSpan, SpanKind, TraceParent};
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::trace::v1::Span;
+use prost::Message as _;
+use tracing_subscriber::layer::SubscriberExt as _;
+
+/// A minimal OTLP/HTTP receiver: every request body is sent on the channel, answered 200.
+fn collector() -> (String, mpsc::Receiver<Vec<u8>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(conn) = conn else { return };
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(conn.try_clone().unwrap());
+                let mut writer = conn;
+                loop {
+                    let mut length = 0usize;
+                    loop {
+                        let mut line = String::new();
+                        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                            return;
+                        }
+                        let line = line.trim_end();
+                        if line.is_empty() {
+                            break;
+                        }
+                        if let Some((k, v)) = line.split_once(':')
+                            && k.eq_ignore_ascii_case("content-length")
+                        {
+                            length = v.trim().parse().unwrap();
+                        }
+                    }
+                    let mut body = vec![0; length];
+                    reader.read_exact(&mut body).unwrap();
+                    let _ = tx.send(body);
+                    writer
+                        .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n")
+                        .unwrap();
+                }
+            });
+        }
+    });
+    (url, rx)
+}
+
+fn attr(span: &Span, key: &str) -> Option<String> {
+    use opentelemetry_proto::tonic::common::v1::any_value::Value;
+    let kv = span.attributes.iter().find(|kv| kv.key == key)?;
+    match kv.value.as_ref()?.value.as_ref()? {
+        Value::StringValue(s) => Some(s.clone()),
+        Value::IntValue(i) => Some(i.to_string()),
+        other => Some(format!("{other:?}")),
+    }
+}
+
+#[test]
+fn own_spans_nest_and_export() {
+    let (url, bodies) = collector();
+    let mut config = ExportConfig::default().with_endpoint(url);
+    config.service_name = Some("own-test".into());
+    let (layer, exporter) = config.start().unwrap();
+    assert!(exporter.record_own_spans(|target| target.starts_with("a2a")));
+    let remote = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
+    let subscriber = tracing_subscriber::registry().with(layer);
+    let seen = tracing::subscriber::with_default(subscriber, || {
+        assert!(
+            OwnSpan::start("other", "x", SpanKind::Internal, None).is_none(),
+            "a target the exporter does not want"
+        );
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let parent = TraceParent::parse(remote, None);
+            let request = OwnSpan::start("a2a::test", "SendMessage", SpanKind::Server, parent)
+                .expect("wanted and sampled");
+            request.record_str("a2a.agent", "Echo");
+            let seen = request
+                .in_span(async {
+                    let task =
+                        OwnSpan::start("a2a::test", "execute", SpanKind::Internal, None).unwrap();
+                    task.run(async {
+                        tracing::info_span!("tool", n = 3).in_scope(|| {
+                            a2a_telemetry::add_event("inside tool", Vec::new);
+                        });
+                        tokio::task::yield_now().await;
+                        a2a_telemetry::add_event("a2a.task.status", || {
+                            vec![("a2a.state", "TASK_STATE_COMPLETED".into())]
+                        });
+                        a2a_telemetry::record_current("a2a.state", "TASK_STATE_COMPLETED");
+                        a2a_telemetry::current_trace_context()
+                    })
+                    .await
+                })
+                .await;
+            request.set_error("boom");
+            seen
+        })
+    });
+    exporter.shutdown();
+
+    let spans: Vec<Span> = bodies
+        .try_iter()
+        .flat_map(|b| {
+            ExportTraceServiceRequest::decode(b.as_slice())
+                .unwrap()
+                .resource_spans
+        })
+        .flat_map(|r| r.scope_spans)
+        .flat_map(|s| s.spans)
+        .collect();
+    let find = |name: &str| {
+        spans
+            .iter()
+            .find(|s| s.name == name)
+            .unwrap_or_else(|| panic!("no {name} span in {spans:#?}"))
+    };
+    let (request, task, tool) = (find("SendMessage"), find("execute"), find("tool"));
+    let remote = TraceParent::parse(remote, None).unwrap();
+    assert_eq!(request.trace_id, remote.trace_id);
+    assert_eq!(request.parent_span_id, remote.span_id);
+    assert_eq!(request.kind, 2, "server");
+    assert_eq!(attr(request, "a2a.agent").as_deref(), Some("Echo"));
+    let status = request.status.as_ref().unwrap();
+    assert_eq!((status.code, status.message.as_str()), (2, "boom"));
+    assert_eq!(task.trace_id, remote.trace_id);
+    assert_eq!(
+        task.parent_span_id, request.span_id,
+        "the task runs in the request"
+    );
+    assert_eq!(
+        tool.parent_span_id, task.span_id,
+        "a tracing span made in the task"
+    );
+    assert_eq!(attr(tool, "n").as_deref(), Some("3"));
+    assert_eq!(
+        tool.events.len(),
+        1,
+        "the event inside the tool span is the tool's"
+    );
+    assert_eq!(task.events.len(), 1);
+    assert_eq!(task.events[0].name, "a2a.task.status");
+    assert_eq!(
+        attr(task, "a2a.state").as_deref(),
+        Some("TASK_STATE_COMPLETED")
+    );
+    let (traceparent, _) = seen.expect("a trace context inside the task");
+    let p = TraceParent::parse(&traceparent, None).unwrap();
+    assert_eq!(
+        p.span_id[..],
+        task.span_id[..],
+        "calls from the task continue it"
+    );
+}

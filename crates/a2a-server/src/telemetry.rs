@@ -9,7 +9,9 @@
 
 use std::future::Future;
 
-use a2a_telemetry::{AttrValue, OwnSpan, SpanKind, TRACEPARENT, TRACESTATE, TraceParent};
+use a2a_telemetry::{
+    AttrValue, OwnSpan, OwnTarget, SpanKind, TRACEPARENT, TRACESTATE, TraceParent,
+};
 use a2a_types::A2aError;
 use futures::future::Either;
 use tracing::Instrument as _;
@@ -20,6 +22,9 @@ use crate::executor::CallContext;
 
 /// The target of the spans this crate opens: filter on it to export or log them.
 pub const SPAN_TARGET: &str = "a2a::server";
+
+/// The same, for own spans (the exporter's decision about it is remembered here).
+static OWN_TARGET: OwnTarget = OwnTarget::new(SPAN_TARGET);
 
 /// A request's or a task run's span: an own span, or a `tracing` one.
 #[derive(Debug)]
@@ -75,10 +80,12 @@ pub(crate) fn request_span(
 ) -> RuntimeSpan {
     let header = |name: &str| call.headers.get(name).and_then(|v| v.to_str().ok());
     let parent = header(TRACEPARENT).and_then(|p| TraceParent::parse(p, header(TRACESTATE)));
-    if let Some(own) = OwnSpan::start(SPAN_TARGET, method, SpanKind::Server, parent.clone()) {
-        own.record_str("a2a.binding", call.binding.as_str());
-        own.record_str("a2a.protocol_version", call.protocol_version.as_str());
-        own.record_str("a2a.agent", agent);
+    if let Some(own) = OwnSpan::start(&OWN_TARGET, method, SpanKind::Server, parent.clone()) {
+        own.record_strs(&[
+            ("a2a.binding", call.binding.as_str()),
+            ("a2a.protocol_version", call.protocol_version.as_str()),
+            ("a2a.agent", agent),
+        ]);
         if let Some(t) = task_id {
             own.record_str("a2a.task_id", t);
         }
@@ -105,10 +112,12 @@ pub(crate) fn request_span(
 
 /// The span of one run of an agent's `execute`, a child of the request that started it.
 pub(crate) fn task_span(task_id: &str, context_id: &str) -> RuntimeSpan {
-    if let Some(own) = OwnSpan::start(SPAN_TARGET, "execute", SpanKind::Internal, None) {
-        own.record_str("a2a.task_id", task_id);
-        own.record_str("gen_ai.conversation.id", context_id);
-        own.record_str("thread_id", context_id);
+    if let Some(own) = OwnSpan::start(&OWN_TARGET, "execute", SpanKind::Internal, None) {
+        own.record_strs(&[
+            ("a2a.task_id", task_id),
+            ("gen_ai.conversation.id", context_id),
+            ("thread_id", context_id),
+        ]);
         return RuntimeSpan::Own(own);
     }
     RuntimeSpan::Tracing(tracing::info_span!(
@@ -129,6 +138,15 @@ pub(crate) fn record_ids(span: &RuntimeSpan, task_id: Option<&str>, context_id: 
     if !span.is_recorded() {
         return;
     }
+    if let RuntimeSpan::Own(own) = span {
+        if let Some(t) = task_id {
+            own.record_str("a2a.task_id", t);
+        }
+        if let Some(c) = context_id {
+            own.record_strs(&[("gen_ai.conversation.id", c), ("thread_id", c)]);
+        }
+        return;
+    }
     if let Some(t) = task_id {
         span.record("a2a.task_id", t);
     }
@@ -140,9 +158,11 @@ pub(crate) fn record_ids(span: &RuntimeSpan, task_id: Option<&str>, context_id: 
 
 /// Records the task and conversation on the current request's span.
 pub(crate) fn record_current_ids(task_id: &str, context_id: &str) {
-    a2a_telemetry::record_current("a2a.task_id", task_id);
-    a2a_telemetry::record_current("gen_ai.conversation.id", context_id);
-    a2a_telemetry::record_current("thread_id", context_id);
+    a2a_telemetry::record_current(&[
+        ("a2a.task_id", task_id),
+        ("gen_ai.conversation.id", context_id),
+        ("thread_id", context_id),
+    ]);
 }
 
 /// Records how a request ended.
@@ -163,7 +183,7 @@ pub(crate) fn record_error(span: &RuntimeSpan, error: &A2aError) {
 /// Records the state a task run left its task in (terminal or interrupted) on the
 /// current span; a failure marks the span as an error.
 pub(crate) fn record_state(state: a2a_types::TaskState) {
-    a2a_telemetry::record_current("a2a.state", state.as_str());
+    a2a_telemetry::record_current(&[("a2a.state", state.as_str())]);
     if state == a2a_types::TaskState::Failed {
         a2a_telemetry::mark_current_error();
     }

@@ -245,17 +245,22 @@ pub fn add_event(name: &'static str, attributes: impl FnOnce() -> Vec<(&'static 
     }
 }
 
-/// Sets a string attribute on the innermost recorded span (for a `tracing` span, the field
-/// must be declared, as `tracing` requires).
-pub fn record_current(key: &'static str, value: &str) {
+/// Sets string attributes on the innermost recorded span (for a `tracing` span, the
+/// fields must be declared, as `tracing` requires).
+pub fn record_current(attributes: &[(&'static str, &str)]) {
     if with_innermost(|rec| {
         if rec.ids.sampled {
-            set_str(rec, key, value);
+            for (key, value) in attributes {
+                set_str(rec, key, value);
+            }
         }
     })
     .is_none()
     {
-        Span::current().record(key, value);
+        let span = Span::current();
+        for (key, value) in attributes {
+            span.record(*key, *value);
+        }
     }
 }
 

@@ -4,6 +4,8 @@
 //! Message and field numbers are those of `opentelemetry/proto/trace/v1/trace.proto`,
 //! `common/v1/common.proto` and `collector/trace/v1/trace_service.proto`.
 
+use bytes::Bytes;
+
 use crate::record::{AttrValue, EventRecord, SpanRecord, Val};
 
 const VARINT: u64 = 0;
@@ -200,33 +202,32 @@ impl Preamble {
     }
 }
 
-/// Encodes an `ExportTraceServiceRequest` with `spans` into `out` (cleared first). Each span
-/// is encoded once, into `scratch`, then copied behind its length.
+/// Encodes an `ExportTraceServiceRequest` with `spans`. Each span is encoded once (into
+/// `scratch`, then behind its length); the message's head, whose lengths are known only at
+/// the end, goes into room left before the spans, so the batch is not copied again.
 // ExportTraceServiceRequest { resource_spans = 1 }
 // ResourceSpans { resource = 1; scope_spans = 2 }  ScopeSpans { scope = 1; spans = 2 }
-pub(crate) fn encode_request(
-    pre: &Preamble,
-    spans: &[SpanRecord],
-    scratch: &mut Vec<u8>,
-    encoded_spans: &mut Vec<u8>,
-    out: &mut Vec<u8>,
-) {
-    encoded_spans.clear();
+pub(crate) fn encode_request(pre: &Preamble, spans: &[SpanRecord], scratch: &mut Vec<u8>) -> Bytes {
+    // Three length-delimited headers (key + a varint of at most 10 bytes) and the preamble.
+    let room = 3 * 11 + len_field(1, pre.resource.len()) + len_field(1, pre.scope.len());
+    let mut buf = Vec::with_capacity(room + spans.len() * 512);
+    buf.resize(room, 0);
     for s in spans {
         scratch.clear();
         put_span(scratch, s);
-        put_len(encoded_spans, 2, scratch.len());
-        encoded_spans.extend_from_slice(scratch);
+        put_len(&mut buf, 2, scratch.len());
+        buf.extend_from_slice(scratch);
     }
-    out.clear();
-    let scope_spans = len_field(1, pre.scope.len()) + encoded_spans.len();
+    let scope_spans = len_field(1, pre.scope.len()) + (buf.len() - room);
     let resource_spans = len_field(1, pre.resource.len()) + len_field(2, scope_spans);
-    out.reserve(len_field(1, resource_spans));
-    put_len(out, 1, resource_spans);
-    put_bytes(out, 1, &pre.resource);
-    put_len(out, 2, scope_spans);
-    put_bytes(out, 1, &pre.scope);
-    out.extend_from_slice(encoded_spans);
+    let mut head = Vec::with_capacity(room);
+    put_len(&mut head, 1, resource_spans);
+    put_bytes(&mut head, 1, &pre.resource);
+    put_len(&mut head, 2, scope_spans);
+    put_bytes(&mut head, 1, &pre.scope);
+    let start = room - head.len();
+    buf[start..room].copy_from_slice(&head);
+    Bytes::from(buf).slice(start..)
 }
 
 #[cfg(test)]
@@ -280,9 +281,8 @@ mod tests {
             "0.1.0",
         );
         let spans: Vec<_> = (0..3).map(span).collect();
-        let (mut scratch, mut encoded, mut out) = (Vec::new(), Vec::new(), Vec::new());
-        encode_request(&pre, &spans, &mut scratch, &mut encoded, &mut out);
-        let req = ExportTraceServiceRequest::decode(out.as_slice()).expect("valid protobuf");
+        let out = encode_request(&pre, &spans, &mut Vec::new());
+        let req = ExportTraceServiceRequest::decode(out).expect("valid protobuf");
         let rs = &req.resource_spans[0];
         let res = rs.resource.as_ref().unwrap();
         assert_eq!(res.attributes[0].key, "service.name");

@@ -139,7 +139,7 @@ impl Transport {
         }
     }
 
-    async fn send(&self, body: Vec<u8>) -> Result<(), String> {
+    async fn send(&self, body: bytes::Bytes) -> Result<(), String> {
         match self {
             Self::Http {
                 client,
@@ -185,7 +185,7 @@ struct RawEncoder;
 struct Discard;
 
 impl tonic::codec::Codec for RawCodec {
-    type Encode = Vec<u8>;
+    type Encode = bytes::Bytes;
     type Decode = ();
     type Encoder = RawEncoder;
     type Decoder = Discard;
@@ -200,12 +200,12 @@ impl tonic::codec::Codec for RawCodec {
 }
 
 impl tonic::codec::Encoder for RawEncoder {
-    type Item = Vec<u8>;
+    type Item = bytes::Bytes;
     type Error = tonic::Status;
 
     fn encode(
         &mut self,
-        item: Vec<u8>,
+        item: bytes::Bytes,
         dst: &mut tonic::codec::EncodeBuf<'_>,
     ) -> Result<(), tonic::Status> {
         dst.put_slice(&item);
@@ -323,7 +323,7 @@ impl Exporter {
 
 async fn run(queue: &Queue, transport: &Transport, preamble: &Preamble, delay: Duration) {
     let mut batch = Vec::with_capacity(queue.batch);
-    let (mut scratch, mut encoded) = (Vec::new(), Vec::new());
+    let mut scratch = Vec::new();
     let mut failures = 0u64;
     let mut dropped_told = 0u64;
     loop {
@@ -338,8 +338,7 @@ async fn run(queue: &Queue, transport: &Transport, preamble: &Preamble, delay: D
                 break;
             }
             let full = batch.len() >= queue.batch;
-            let mut body = Vec::new();
-            encode_request(preamble, &batch, &mut scratch, &mut encoded, &mut body);
+            let body = encode_request(preamble, &batch, &mut scratch);
             batch.clear();
             match transport.send(body).await {
                 Ok(()) => {

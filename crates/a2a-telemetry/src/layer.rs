@@ -50,7 +50,7 @@ where
             // inside it; otherwise the enclosing `tracing` span is.
             attrs
                 .is_contextual()
-                .then(|| crate::own::parent_for_new_span(ctx.current_span().id()))
+                .then(|| crate::own::parent_for_new_span(|| ctx.current_span().id().cloned()))
                 .flatten()
                 .or_else(|| {
                     span.parent()

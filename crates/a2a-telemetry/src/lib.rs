@@ -44,7 +44,7 @@ pub use context::{
 };
 pub use export::Exporter;
 pub use layer::OtlpLayer;
-pub use own::{InOwnSpan, OwnSpan};
+pub use own::{InOwnSpan, OwnSpan, OwnTarget};
 pub use record::{AttrValue, SpanKind};
 pub use sampler::Sampler;
 

@@ -15,6 +15,7 @@ use std::cell::RefCell;
 use std::fmt::Write as _;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::task::{Context, Poll};
 
@@ -30,6 +31,14 @@ pub(crate) struct Installed {
     pub(crate) queue: Arc<Queue>,
     pub(crate) sampler: Sampler,
     pub(crate) wants: Wants,
+}
+
+impl std::fmt::Debug for Installed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Installed")
+            .field("sampler", &self.sampler)
+            .finish_non_exhaustive()
+    }
 }
 
 pub(crate) static INSTALLED: OnceLock<Installed> = OnceLock::new();
@@ -68,11 +77,14 @@ pub(crate) fn innermost_own() -> Option<Shared> {
 
 /// The ids of the own span on this thread, for a `tracing` span made there with no explicit
 /// parent: `Some` when it is the innermost.
-pub(crate) fn parent_for_new_span(current: Option<&tracing::span::Id>) -> Option<Ids> {
+/// (`current` reads the current `tracing` span's id, only when an own span runs here.)
+pub(crate) fn parent_for_new_span(
+    current: impl FnOnce() -> Option<tracing::span::Id>,
+) -> Option<Ids> {
     CURRENT.with(|c| {
         let c = c.borrow();
         let c = c.as_ref()?;
-        if c.base.as_ref() != current {
+        if c.base != current() {
             return None;
         }
         lock(&c.span).as_ref().map(|r| r.ids.clone())
@@ -95,11 +107,49 @@ pub(crate) fn with_innermost<R>(f: impl FnOnce(&mut SpanRecord) -> R) -> Option<
     lock(&own).as_mut().map(f)
 }
 
+/// The target of own spans (as a `tracing` target: what export filters match), with the
+/// exporter's decision about it remembered. Declare one `static` per target.
+#[derive(Debug)]
+pub struct OwnTarget {
+    name: &'static str,
+    /// 0: not decided yet; 1: not wanted; 2: wanted.
+    decision: AtomicU8,
+}
+
+impl OwnTarget {
+    /// A target named `name` (say `"a2a::server"`).
+    pub const fn new(name: &'static str) -> Self {
+        Self {
+            name,
+            decision: AtomicU8::new(0),
+        }
+    }
+
+    /// The target's name.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn wanted(&self, installed: &Installed) -> bool {
+        match self.decision.load(Ordering::Relaxed) {
+            1 => false,
+            2 => true,
+            _ => {
+                let wanted = (installed.wants)(self.name);
+                self.decision
+                    .store(if wanted { 2 } else { 1 }, Ordering::Relaxed);
+                wanted
+            }
+        }
+    }
+}
+
 /// A span recorded without `tracing`; it ends (and is queued for export) when dropped.
 #[derive(Debug)]
 pub struct OwnSpan {
     rec: Shared,
-    queue: Arc<Queue>,
+    /// The exporter the span goes to when it ends.
+    installed: &'static Installed,
 }
 
 impl OwnSpan {
@@ -107,13 +157,13 @@ impl OwnSpan {
     /// current span. `None` when no exporter accepts own spans of `target` (make a
     /// `tracing` span then), or when the trace is not sampled (nothing to record).
     pub fn start(
-        target: &'static str,
+        target: &'static OwnTarget,
         name: &'static str,
         kind: SpanKind,
         remote: Option<TraceParent>,
     ) -> Option<Self> {
         let installed = INSTALLED.get()?;
-        if !(installed.wants)(target) {
+        if !target.wanted(installed) {
             return None;
         }
         let (parent, remote_parent) = match remote {
@@ -158,14 +208,21 @@ impl OwnSpan {
         };
         Some(Self {
             rec: Arc::new(Mutex::new(Some(rec))),
-            queue: installed.queue.clone(),
+            installed,
         })
     }
 
     /// Sets a string attribute (replacing an earlier value).
     pub fn record_str(&self, key: &'static str, value: &str) {
+        self.record_strs(&[(key, value)]);
+    }
+
+    /// Sets string attributes (replacing earlier values), all at once.
+    pub fn record_strs(&self, attributes: &[(&'static str, &str)]) {
         if let Some(rec) = lock(&self.rec).as_mut() {
-            set_str(rec, key, value);
+            for (key, value) in attributes {
+                set_str(rec, key, value);
+            }
         }
     }
 
@@ -192,7 +249,7 @@ impl OwnSpan {
     pub fn in_span<F: Future>(&self, future: F) -> InOwnSpan<F> {
         InOwnSpan {
             future,
-            span: self.rec.clone(),
+            span: Some(self.rec.clone()),
             owner: None,
         }
     }
@@ -201,7 +258,7 @@ impl OwnSpan {
     pub fn run<F: Future>(self, future: F) -> InOwnSpan<F> {
         InOwnSpan {
             future,
-            span: self.rec.clone(),
+            span: Some(self.rec.clone()),
             owner: Some(self),
         }
     }
@@ -227,7 +284,7 @@ impl Drop for OwnSpan {
     fn drop(&mut self) {
         if let Some(mut rec) = lock(&self.rec).take() {
             rec.end_ns = now_ns();
-            self.queue.push(rec);
+            self.installed.queue.push(rec);
         }
     }
 }
@@ -238,18 +295,25 @@ pin_project_lite::pin_project! {
     pub struct InOwnSpan<F> {
         #[pin]
         future: F,
-        span: Shared,
+        // Lent to this thread's `CURRENT` while the future is polled (no reference count
+        // traffic per poll).
+        span: Option<Shared>,
         owner: Option<OwnSpan>,
     }
 }
 
-/// Puts back what was current on this thread, even when the poll panics.
-struct Restore(Option<Current>);
+/// Puts back what was current on this thread and returns the lent span, even when the poll
+/// panics.
+struct Restore<'a> {
+    previous: Option<Current>,
+    span: &'a mut Option<Shared>,
+}
 
-impl Drop for Restore {
+impl Drop for Restore<'_> {
     fn drop(&mut self) {
-        let previous = self.0.take();
-        CURRENT.with(|c| *c.borrow_mut() = previous);
+        let previous = self.previous.take();
+        let lent = CURRENT.with(|c| std::mem::replace(&mut *c.borrow_mut(), previous));
+        *self.span = lent.map(|c| c.span);
     }
 }
 
@@ -258,11 +322,18 @@ impl<F: Future> Future for InOwnSpan<F> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = self.project();
+        let Some(span) = this.span.take() else {
+            return this.future.poll(cx);
+        };
         let current = Current {
-            span: this.span.clone(),
+            span,
             base: tracing_current(),
         };
-        let _restore = Restore(CURRENT.with(|c| c.borrow_mut().replace(current)));
+        let previous = CURRENT.with(|c| c.borrow_mut().replace(current));
+        let _restore = Restore {
+            previous,
+            span: this.span,
+        };
         this.future.poll(cx)
     }
 }

@@ -6,7 +6,10 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::sync::mpsc;
 
-use a2a_telemetry::{ExportConfig, OwnSpan, SpanKind, TraceParent};
+use a2a_telemetry::{ExportConfig, OwnSpan, OwnTarget, SpanKind, TraceParent};
+
+static TEST: OwnTarget = OwnTarget::new("a2a::test");
+static OTHER: OwnTarget = OwnTarget::new("other");
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::trace::v1::Span;
 use prost::Message as _;
@@ -76,7 +79,7 @@ fn own_spans_nest_and_export() {
     let subscriber = tracing_subscriber::registry().with(layer);
     let seen = tracing::subscriber::with_default(subscriber, || {
         assert!(
-            OwnSpan::start("other", "x", SpanKind::Internal, None).is_none(),
+            OwnSpan::start(&OTHER, "x", SpanKind::Internal, None).is_none(),
             "a target the exporter does not want"
         );
         let rt = tokio::runtime::Builder::new_current_thread()
@@ -84,13 +87,12 @@ fn own_spans_nest_and_export() {
             .unwrap();
         rt.block_on(async {
             let parent = TraceParent::parse(remote, None);
-            let request = OwnSpan::start("a2a::test", "SendMessage", SpanKind::Server, parent)
+            let request = OwnSpan::start(&TEST, "SendMessage", SpanKind::Server, parent)
                 .expect("wanted and sampled");
             request.record_str("a2a.agent", "Echo");
             let seen = request
                 .in_span(async {
-                    let task =
-                        OwnSpan::start("a2a::test", "execute", SpanKind::Internal, None).unwrap();
+                    let task = OwnSpan::start(&TEST, "execute", SpanKind::Internal, None).unwrap();
                     task.run(async {
                         tracing::info_span!("tool", n = 3).in_scope(|| {
                             a2a_telemetry::add_event("inside tool", Vec::new);
@@ -99,7 +101,7 @@ fn own_spans_nest_and_export() {
                         a2a_telemetry::add_event("a2a.task.status", || {
                             vec![("a2a.state", "TASK_STATE_COMPLETED".into())]
                         });
-                        a2a_telemetry::record_current("a2a.state", "TASK_STATE_COMPLETED");
+                        a2a_telemetry::record_current(&[("a2a.state", "TASK_STATE_COMPLETED")]);
                         a2a_telemetry::current_trace_context()
                     })
                     .await

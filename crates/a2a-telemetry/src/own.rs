@@ -155,7 +155,7 @@ pub struct OwnSpan {
 impl OwnSpan {
     /// Starts a span named `name`, a child of `remote` when given, else of the innermost
     /// current span. `None` when no exporter accepts own spans of `target` (make a
-    /// `tracing` span then), or when the trace is not sampled (nothing to record).
+    /// `tracing` span then). A span of a trace that is not sampled records nothing.
     pub fn start(
         target: &'static OwnTarget,
         name: &'static str,
@@ -182,29 +182,28 @@ impl OwnSpan {
             Some(p) => (p.trace_id, p.span_id, Some(p.sampled), p.trace_state),
             None => (random_trace_id(), [0; 8], None, None),
         };
-        if !installed.sampler.decide(&trace_id, parent_sampled) {
-            // Unsampled: children would not be recorded either, and the `tracing` span
-            // the caller makes instead carries the ids on.
-            return None;
-        }
+        // An unsampled span records nothing and is not exported, but carries its ids on
+        // (to its children, and as `traceparent` with the sampled flag off).
+        let sampled = installed.sampler.decide(&trace_id, parent_sampled);
+        let capacity = if sampled { (8, 256) } else { (0, 0) };
         let rec = SpanRecord {
             ids: Ids {
                 trace_id,
                 span_id: random_span_id(),
-                sampled: true,
+                sampled,
                 trace_state,
             },
             parent_span_id,
             remote_parent,
             name: Val::Static(name),
             kind,
-            start_ns: now_ns(),
+            start_ns: if sampled { now_ns() } else { 0 },
             end_ns: 0,
-            attrs: Vec::with_capacity(8),
+            attrs: Vec::with_capacity(capacity.0),
             events: Vec::new(),
             status: 0,
             status_message: None,
-            text: String::with_capacity(256),
+            text: String::with_capacity(capacity.1),
         };
         Some(Self {
             rec: Arc::new(Mutex::new(Some(rec))),
@@ -219,7 +218,7 @@ impl OwnSpan {
 
     /// Sets string attributes (replacing earlier values), all at once.
     pub fn record_strs(&self, attributes: &[(&'static str, &str)]) {
-        if let Some(rec) = lock(&self.rec).as_mut() {
+        if let Some(rec) = lock(&self.rec).as_mut().filter(|r| r.ids.sampled) {
             for (key, value) in attributes {
                 set_str(rec, key, value);
             }
@@ -228,14 +227,14 @@ impl OwnSpan {
 
     /// Sets an integer attribute.
     pub fn record_i64(&self, key: &'static str, value: i64) {
-        if let Some(rec) = lock(&self.rec).as_mut() {
+        if let Some(rec) = lock(&self.rec).as_mut().filter(|r| r.ids.sampled) {
             set(rec, key, Val::I64(value));
         }
     }
 
     /// Marks the span as failed, with a description.
     pub fn set_error(&self, description: impl std::fmt::Display) {
-        if let Some(rec) = lock(&self.rec).as_mut() {
+        if let Some(rec) = lock(&self.rec).as_mut().filter(|r| r.ids.sampled) {
             rec.status = 2;
             let start = rec.text.len();
             let _ = write!(rec.text, "{description}");
@@ -282,7 +281,9 @@ pub(crate) fn set_str(rec: &mut SpanRecord, key: &'static str, value: &str) {
 
 impl Drop for OwnSpan {
     fn drop(&mut self) {
-        if let Some(mut rec) = lock(&self.rec).take() {
+        if let Some(mut rec) = lock(&self.rec).take()
+            && rec.ids.sampled
+        {
             rec.end_ns = now_ns();
             self.installed.queue.push(rec);
         }

@@ -15,7 +15,7 @@ const I32: u64 = 5;
 
 fn varint_len(v: u64) -> usize {
     // 1 byte per started 7 bits; 0 takes one byte.
-    ((64 - (v | 1).leading_zeros() as usize) + 6) / 7
+    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
 }
 
 fn put_varint(out: &mut Vec<u8>, mut v: u64) {
@@ -247,7 +247,7 @@ mod tests {
                 trace_id: [i; 16],
                 span_id: [i + 1; 8],
                 sampled: true,
-                trace_state: (i % 2 == 0).then(|| Arc::from("k=v")),
+                trace_state: i.is_multiple_of(2).then(|| Arc::from("k=v")),
             },
             parent_span_id: if i == 0 { [0; 8] } else { [9; 8] },
             remote_parent: i == 1,
@@ -268,7 +268,7 @@ mod tests {
                 attrs: vec![("a2a.state", Val::Text(200, 20))],
             }],
             status: if i == 1 { 2 } else { 0 },
-            status_message: (i == 1).then(|| Val::Text(220, 4)),
+            status_message: (i == 1).then_some(Val::Text(220, 4)),
             text: format!("{}TASK_STATE_COMPLETEDboom", "t".repeat(200)),
         }
     }

@@ -349,7 +349,7 @@ async fn run(queue: &Queue, transport: &Transport, preamble: &Preamble, delay: D
                 }
                 Err(error) => {
                     failures += 1;
-                    if failures == 1 || failures % 100 == 0 {
+                    if failures == 1 || failures.is_multiple_of(100) {
                         tracing::warn!(target: "a2a::telemetry", failures, %error, "trace export failed; spans lost");
                     }
                 }

@@ -2,60 +2,14 @@
 //! events and status, and `tracing` spans made inside them are their children; checked with
 //! a real OTLP/HTTP receiver on loopback.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
-use std::sync::mpsc;
+mod common;
 
 use a2a_telemetry::{ExportConfig, OwnSpan, OwnTarget, SpanKind, TraceParent};
+use opentelemetry_proto::tonic::trace::v1::Span;
+use tracing_subscriber::layer::SubscriberExt as _;
 
 static TEST: OwnTarget = OwnTarget::new("a2a::test");
 static OTHER: OwnTarget = OwnTarget::new("other");
-use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
-use opentelemetry_proto::tonic::trace::v1::Span;
-use prost::Message as _;
-use tracing_subscriber::layer::SubscriberExt as _;
-
-/// A minimal OTLP/HTTP receiver: every request body is sent on the channel, answered 200.
-fn collector() -> (String, mpsc::Receiver<Vec<u8>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for conn in listener.incoming() {
-            let Ok(conn) = conn else { return };
-            let tx = tx.clone();
-            std::thread::spawn(move || {
-                let mut reader = BufReader::new(conn.try_clone().unwrap());
-                let mut writer = conn;
-                loop {
-                    let mut length = 0usize;
-                    loop {
-                        let mut line = String::new();
-                        if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                            return;
-                        }
-                        let line = line.trim_end();
-                        if line.is_empty() {
-                            break;
-                        }
-                        if let Some((k, v)) = line.split_once(':')
-                            && k.eq_ignore_ascii_case("content-length")
-                        {
-                            length = v.trim().parse().unwrap();
-                        }
-                    }
-                    let mut body = vec![0; length];
-                    reader.read_exact(&mut body).unwrap();
-                    let _ = tx.send(body);
-                    writer
-                        .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n")
-                        .unwrap();
-                }
-            });
-        }
-    });
-    (url, rx)
-}
 
 fn attr(span: &Span, key: &str) -> Option<String> {
     use opentelemetry_proto::tonic::common::v1::any_value::Value;
@@ -69,7 +23,7 @@ fn attr(span: &Span, key: &str) -> Option<String> {
 
 #[test]
 fn own_spans_nest_and_export() {
-    let (url, bodies) = collector();
+    let (url, bodies) = common::collector();
     let mut config = ExportConfig::default().with_endpoint(url);
     config.service_name = Some("own-test".into());
     let (layer, exporter) = config.start().unwrap();
@@ -113,16 +67,7 @@ fn own_spans_nest_and_export() {
     });
     exporter.shutdown();
 
-    let spans: Vec<Span> = bodies
-        .try_iter()
-        .flat_map(|b| {
-            ExportTraceServiceRequest::decode(b.as_slice())
-                .unwrap()
-                .resource_spans
-        })
-        .flat_map(|r| r.scope_spans)
-        .flat_map(|s| s.spans)
-        .collect();
+    let spans = common::spans(&bodies);
     let find = |name: &str| {
         spans
             .iter()

@@ -2,62 +2,16 @@
 //! on with the sampled flag off; a sampled caller still gets its spans under a parent-based
 //! sampler. (A test binary of its own: the sampler is fixed when the exporter is installed.)
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
-use std::sync::mpsc;
+mod common;
 
 use a2a_telemetry::{ExportConfig, OwnSpan, OwnTarget, Sampler, SpanKind, TraceParent};
-use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
-use prost::Message as _;
 use tracing_subscriber::layer::SubscriberExt as _;
 
 static TEST: OwnTarget = OwnTarget::new("a2a::test");
 
-/// A minimal OTLP/HTTP receiver: every request body is sent on the channel, answered 200.
-fn collector() -> (String, mpsc::Receiver<Vec<u8>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for conn in listener.incoming() {
-            let Ok(conn) = conn else { return };
-            let tx = tx.clone();
-            std::thread::spawn(move || {
-                let mut reader = BufReader::new(conn.try_clone().unwrap());
-                let mut writer = conn;
-                loop {
-                    let mut length = 0usize;
-                    loop {
-                        let mut line = String::new();
-                        if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                            return;
-                        }
-                        let line = line.trim_end();
-                        if line.is_empty() {
-                            break;
-                        }
-                        if let Some((k, v)) = line.split_once(':')
-                            && k.eq_ignore_ascii_case("content-length")
-                        {
-                            length = v.trim().parse().unwrap();
-                        }
-                    }
-                    let mut body = vec![0; length];
-                    reader.read_exact(&mut body).unwrap();
-                    let _ = tx.send(body);
-                    writer
-                        .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n")
-                        .unwrap();
-                }
-            });
-        }
-    });
-    (url, rx)
-}
-
 #[test]
 fn unsampled_own_spans_propagate_but_are_not_exported() {
-    let (url, bodies) = collector();
+    let (url, bodies) = common::collector();
     let mut config = ExportConfig::default().with_endpoint(url);
     config.sampler = Sampler::parse("parentbased_always_off", None).unwrap();
     let (layer, exporter) = config.start().unwrap();
@@ -90,17 +44,7 @@ fn unsampled_own_spans_propagate_but_are_not_exported() {
         })
     });
     exporter.shutdown();
-    let names: Vec<String> = bodies
-        .try_iter()
-        .flat_map(|b| {
-            ExportTraceServiceRequest::decode(b.as_slice())
-                .unwrap()
-                .resource_spans
-        })
-        .flat_map(|r| r.scope_spans)
-        .flat_map(|s| s.spans)
-        .map(|s| s.name)
-        .collect();
+    let names: Vec<String> = common::spans(&bodies).into_iter().map(|s| s.name).collect();
     assert_eq!(
         names,
         ["Sampled"],

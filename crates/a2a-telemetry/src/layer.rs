@@ -50,7 +50,12 @@ where
             // inside it; otherwise the enclosing `tracing` span is.
             attrs
                 .is_contextual()
-                .then(|| crate::own::parent_for_new_span(|| ctx.current_span().id().cloned()))
+                .then(|| {
+                    crate::own::with_own_if_innermost(
+                        || ctx.current_span().id().cloned(),
+                        |rec| rec.ids.clone(),
+                    )
+                })
                 .flatten()
                 .or_else(|| {
                     span.parent()
@@ -109,23 +114,23 @@ where
     }
 
     fn on_event(&self, event: &Event<'_>, ctx: Context<'_, S>) {
+        // An own span running here, with nothing entered inside it, is the event's span.
+        if event.is_contextual()
+            && crate::own::with_own_if_innermost(
+                || ctx.current_span().id().cloned(),
+                |rec| record_event(rec, event),
+            )
+            .is_some()
+        {
+            return;
+        }
         let Some(span) = ctx.event_span(event) else {
             return;
         };
         let mut ext = span.extensions_mut();
-        let Some(rec) = ext.get_mut::<SpanRecord>().filter(|r| r.ids.sampled) else {
-            return;
-        };
-        let mut ev = EventRecord {
-            time_ns: now_ns(),
-            name: Val::Static(event.metadata().name()),
-            attrs: Vec::new(),
-        };
-        event.record(&mut EventVisitor {
-            text: &mut rec.text,
-            event: &mut ev,
-        });
-        rec.events.push(ev);
+        if let Some(rec) = ext.get_mut::<SpanRecord>() {
+            record_event(rec, event);
+        }
     }
 
     fn on_close(&self, id: Id, ctx: Context<'_, S>) {
@@ -140,6 +145,23 @@ where
             self.queue.push(rec);
         }
     }
+}
+
+/// Adds `event` to a recorded span's events, named by its message.
+fn record_event(rec: &mut SpanRecord, event: &Event<'_>) {
+    if !rec.ids.sampled {
+        return;
+    }
+    let mut ev = EventRecord {
+        time_ns: now_ns(),
+        name: Val::Static(event.metadata().name()),
+        attrs: Vec::new(),
+    };
+    event.record(&mut EventVisitor {
+        text: &mut rec.text,
+        event: &mut ev,
+    });
+    rec.events.push(ev);
 }
 
 #[cfg(test)]

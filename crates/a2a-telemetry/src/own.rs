@@ -75,19 +75,20 @@ pub(crate) fn innermost_own() -> Option<Shared> {
     (tracing_current() == base).then_some(span)
 }
 
-/// The ids of the own span on this thread, for a `tracing` span made there with no explicit
-/// parent: `Some` when it is the innermost.
+/// Runs `f` on the record of the own span running on this thread, when it is the innermost
+/// span for something made there with no explicit parent (a `tracing` span or event).
 /// (`current` reads the current `tracing` span's id, only when an own span runs here.)
-pub(crate) fn parent_for_new_span(
+pub(crate) fn with_own_if_innermost<R>(
     current: impl FnOnce() -> Option<tracing::span::Id>,
-) -> Option<Ids> {
+    f: impl FnOnce(&mut SpanRecord) -> R,
+) -> Option<R> {
     CURRENT.with(|c| {
         let c = c.borrow();
         let c = c.as_ref()?;
         if c.base != current() {
             return None;
         }
-        lock(&c.span).as_ref().map(|r| r.ids.clone())
+        lock(&c.span).as_mut().map(f)
     })
 }
 

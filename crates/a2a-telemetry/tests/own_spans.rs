@@ -52,6 +52,7 @@ fn own_spans_nest_and_export() {
                             a2a_telemetry::add_event("inside tool", Vec::new);
                         });
                         tokio::task::yield_now().await;
+                        tracing::info!(step = 2, "agent says");
                         a2a_telemetry::add_event("a2a.task.status", || {
                             vec![("a2a.state", "TASK_STATE_COMPLETED".into())]
                         });
@@ -97,8 +98,12 @@ fn own_spans_nest_and_export() {
         1,
         "the event inside the tool span is the tool's"
     );
-    assert_eq!(task.events.len(), 1);
-    assert_eq!(task.events[0].name, "a2a.task.status");
+    let names: Vec<&str> = task.events.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["agent says", "a2a.task.status"],
+        "a tracing event in the task is the task's"
+    );
     assert_eq!(
         attr(task, "a2a.state").as_deref(),
         Some("TASK_STATE_COMPLETED")

@@ -422,13 +422,14 @@ impl http_body::Body for DeadlineBody {
 #[error("the request body did not arrive in time")]
 struct BodyTimedOut;
 
-/// Bytes a connection must send before its deadline: the length of the HTTP/2 connection
-/// preface (`PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n`), which version detection waits for.
-const PREFACE_LEN: usize = 24;
+/// The HTTP/2 connection preface, which version detection waits for whole.
+const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+const PREFACE_LEN: usize = PREFACE.len();
 
-/// A connection whose reads fail with `TimedOut` when its first [`PREFACE_LEN`] bytes have not
-/// arrived by `deadline`. After them it is a plain pass-through; its timer is made only when
-/// a read has to wait before then.
+/// A connection whose reads fail with `TimedOut` while what it sent so far is a strict
+/// prefix of the HTTP/2 preface (nothing at all included) past `deadline`. Once the bytes
+/// differ from the preface (HTTP/1.1, whose heads hyper times itself) or complete it, it is a
+/// plain pass-through; its timer is made only when a read has to wait before then.
 #[derive(Debug)]
 struct PrefaceDeadline<T> {
     io: T,
@@ -464,8 +465,12 @@ impl<T: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for PrefaceDeadline<T
             return outcome;
         };
         if outcome.is_ready() {
-            this.read += buf.filled().len() - before;
-            if this.read >= PREFACE_LEN {
+            let new = &buf.filled()[before..];
+            let at = this.read.min(PREFACE_LEN);
+            let n = new.len().min(PREFACE_LEN - at);
+            let still_preface = new[..n] == PREFACE[at..at + n];
+            this.read += new.len();
+            if !still_preface || this.read >= PREFACE_LEN {
                 this.deadline = None;
                 this.timer = None;
             }
@@ -625,5 +630,45 @@ impl<T: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for WriteDeadline<T
     ) -> std::task::Poll<std::io::Result<()>> {
         let outcome = std::pin::Pin::new(&mut self.io).poll_shutdown(cx);
         self.watch(cx, outcome)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+    use super::PrefaceDeadline;
+
+    /// What the server's side of a connection that sent `sent` reads after `wait`.
+    async fn read_after(sent: &[u8], wait: Duration) -> std::io::Result<usize> {
+        let (mut client, server) = tokio::io::duplex(1024);
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        let mut server = PrefaceDeadline::new(server, deadline);
+        client.write_all(sent).await.unwrap();
+        let mut buf = [0u8; 64];
+        let first = server.read(&mut buf).await.unwrap();
+        assert_eq!(first, sent.len());
+        match tokio::time::timeout(wait, server.read(&mut buf)).await {
+            Ok(result) => result,
+            Err(_) => Ok(usize::MAX), // still waiting
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn part_of_the_http2_preface_is_cut_at_the_deadline() {
+        let e = read_after(b"PRI * HTTP/2.0\r\n", Duration::from_secs(11))
+            .await
+            .unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::TimedOut);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_short_http1_request_is_not_cut_while_its_answer_runs() {
+        // 18 bytes, fewer than the preface's 24: hyper's next read waits for the next
+        // request (or EOF) while a long answer streams, and must not fail.
+        let read = read_after(b"GET / HTTP/1.0\r\n\r\n", Duration::from_secs(60)).await;
+        assert_eq!(read.unwrap(), usize::MAX, "still waiting, no error");
     }
 }

@@ -1,11 +1,12 @@
 //! Spans for every request and every task run, continuing the caller's W3C trace context,
 //! with the conversation's `contextId` on each as `gen_ai.conversation.id` and `thread_id`.
 //!
-//! When the `a2a-telemetry` exporter accepts them, both are [`OwnSpan`]s, recorded without
-//! the `tracing` registry (about half the cost). Otherwise they are `tracing` spans at
-//! `INFO` with the target [`SPAN_TARGET`], for whatever layer records them (the
-//! `a2a-telemetry` layer, `tracing-opentelemetry`, a log layer); where no subscriber wants
-//! them they are disabled at their call site, and none of this runs.
+//! When the `a2a-telemetry` exporter accepts them, request spans are [`OwnSpan`]s, recorded
+//! without the `tracing` registry (cheaper, and no agent code runs in them). Task runs, and
+//! requests otherwise, are `tracing` spans at `INFO` with the target [`SPAN_TARGET`], for
+//! whatever layer records them (the `a2a-telemetry` layer, `tracing-opentelemetry`, a log
+//! layer); where no subscriber wants them they are disabled at their call site, and none of
+//! this runs.
 
 use std::future::Future;
 
@@ -13,7 +14,6 @@ use a2a_telemetry::{
     AttrValue, OwnSpan, OwnTarget, SpanKind, TRACEPARENT, TRACESTATE, TraceParent,
 };
 use a2a_types::A2aError;
-use futures::future::Either;
 use tracing::Instrument as _;
 use tracing::Span;
 use tracing::field::Empty;
@@ -39,17 +39,6 @@ impl RuntimeSpan {
         match self {
             Self::Own(s) => s.in_span(future).await,
             Self::Tracing(s) => future.instrument(s.clone()).await,
-        }
-    }
-
-    /// Runs `future` in this span, which ends with it.
-    pub(crate) fn run_owned<F: Future>(
-        self,
-        future: F,
-    ) -> Either<a2a_telemetry::InOwnSpan<F>, tracing::instrument::Instrumented<F>> {
-        match self {
-            Self::Own(s) => Either::Left(s.run(future)),
-            Self::Tracing(s) => Either::Right(future.instrument(s)),
         }
     }
 
@@ -111,16 +100,12 @@ pub(crate) fn request_span(
 }
 
 /// The span of one run of an agent's `execute`, a child of the request that started it.
-pub(crate) fn task_span(task_id: &str, context_id: &str) -> RuntimeSpan {
-    if let Some(own) = OwnSpan::start(&OWN_TARGET, "execute", SpanKind::Internal, None) {
-        own.record_strs(&[
-            ("a2a.task_id", task_id),
-            ("gen_ai.conversation.id", context_id),
-            ("thread_id", context_id),
-        ]);
-        return RuntimeSpan::Own(own);
-    }
-    RuntimeSpan::Tracing(tracing::info_span!(
+///
+/// Always a `tracing` span (not an own span, unlike the request's): the agent's code runs
+/// in it, and agents propagate it with `tracing`'s own means (`Span::current()`,
+/// `in_current_span()` on work they spawn).
+pub(crate) fn task_span(task_id: &str, context_id: &str) -> Span {
+    tracing::info_span!(
         target: SPAN_TARGET,
         "a2a.task",
         otel.name = "execute",
@@ -130,7 +115,7 @@ pub(crate) fn task_span(task_id: &str, context_id: &str) -> RuntimeSpan {
         gen_ai.conversation.id = context_id,
         thread_id = context_id,
         a2a.state = Empty,
-    ))
+    )
 }
 
 /// Records the task and conversation a request was about.

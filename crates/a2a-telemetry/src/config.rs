@@ -252,7 +252,12 @@ impl ExportConfig {
 
     /// Starts the exporter (its own thread) and returns the layer that feeds it. Install the
     /// layer with a filter: it records every span it is given.
-    pub fn start(self) -> Result<(OtlpLayer, Exporter), Error> {
+    pub fn start(mut self) -> Result<(OtlpLayer, Exporter), Error> {
+        // A zero delay would make the exporter spin, a zero timeout fail every export.
+        self.schedule_delay = self.schedule_delay.max(Duration::from_millis(1));
+        if self.timeout.is_zero() {
+            self.timeout = ExportConfig::default().timeout;
+        }
         let queue = Arc::new(Queue::new(self.max_queue_size, self.max_export_batch_size));
         let exporter = Exporter::start(&self, queue.clone())?;
         Ok((OtlpLayer::new(self.sampler, queue), exporter))
@@ -279,5 +284,20 @@ mod tests {
         assert!(pairs("novalue").is_err());
         assert_eq!(percent_decode("100%"), "100%");
         assert_eq!(percent_decode("%é%41"), "%éA");
+    }
+
+    #[test]
+    fn a_bad_setting_is_an_error_even_inside_a_runtime() {
+        // Started from async code (as the CLI does): a failed start must not panic.
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let mut c = ExportConfig::default().with_endpoint("http://127.0.0.1:4318");
+            c.headers = vec![("x-tenant".into(), "a\nb".into())];
+            assert!(matches!(c.start(), Err(Error::Header(_))));
+            let c = ExportConfig::default().with_endpoint("not a url");
+            assert!(matches!(c.start(), Err(Error::Endpoint { .. })));
+        });
     }
 }

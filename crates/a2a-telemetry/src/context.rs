@@ -142,8 +142,17 @@ pub fn span_with_parent(parent: Option<TraceParent>, make: impl FnOnce() -> Span
     let Some(parent) = parent else {
         return make();
     };
+    /// Clears the remote parent if `make` panics before a layer took it.
+    struct Clear;
+    impl Drop for Clear {
+        fn drop(&mut self) {
+            let _ = take_remote_parent();
+        }
+    }
     REMOTE_PARENT.with(|p| *p.borrow_mut() = Some(parent));
+    let clear = Clear;
     let span = make();
+    std::mem::forget(clear);
     // Still here: no `OtlpLayer` made the span. Another OpenTelemetry layer may record it.
     if let Some(parent) = take_remote_parent()
         && !span.is_disabled()
@@ -155,10 +164,13 @@ pub fn span_with_parent(parent: Option<TraceParent>, make: impl FnOnce() -> Span
     span
 }
 
-/// Runs `f` on the record of the nearest span, from the current one outwards, that has one.
+/// Runs `f` on the id and record of the nearest span, from the current `tracing` span
+/// outwards, that this crate records.
 /// (Reads the current span's id without `Span::current()`, which would take and release a
 /// reference to it.)
-pub(crate) fn with_current_record<R>(f: impl FnOnce(&mut SpanRecord) -> R) -> Option<R> {
+pub(crate) fn with_current_record<R>(
+    f: impl FnOnce(&tracing::span::Id, &mut SpanRecord) -> R,
+) -> Option<R> {
     let mut f = Some(f);
     tracing::dispatcher::get_default(|dispatch| {
         let registry = dispatch.downcast_ref::<Registry>()?;
@@ -167,7 +179,7 @@ pub(crate) fn with_current_record<R>(f: impl FnOnce(&mut SpanRecord) -> R) -> Op
         for s in span.scope() {
             let mut ext = s.extensions_mut();
             if let Some(rec) = ext.get_mut::<SpanRecord>() {
-                return f.take().map(|f| f(rec));
+                return f.take().map(|f| f(&s.id(), rec));
             }
         }
         None

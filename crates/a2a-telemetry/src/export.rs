@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
+#[cfg(feature = "grpc")]
 use bytes::{Buf as _, BufMut as _};
 use crossbeam_queue::ArrayQueue;
 use tokio::sync::Notify;
@@ -72,12 +73,14 @@ enum Transport {
         url: String,
         headers: http::HeaderMap,
     },
+    #[cfg(feature = "grpc")]
     Grpc {
         channel: tonic::transport::Channel,
         metadata: tonic::metadata::MetadataMap,
     },
 }
 
+#[cfg(feature = "grpc")]
 const EXPORT_PATH: &str = "/opentelemetry.proto.collector.trace.v1.TraceService/Export";
 
 impl Transport {
@@ -113,6 +116,11 @@ impl Transport {
                     headers,
                 })
             }
+            #[cfg(not(feature = "grpc"))]
+            Protocol::Grpc => Err(Error::Protocol(
+                "grpc (this build has no gRPC exporter: enable the `grpc` feature)".to_owned(),
+            )),
+            #[cfg(feature = "grpc")]
             Protocol::Grpc => {
                 let mut metadata = tonic::metadata::MetadataMap::new();
                 for (k, v) in &config.headers {
@@ -153,12 +161,16 @@ impl Transport {
                     .send()
                     .await
                     .map_err(|e| e.to_string())?;
-                if res.status().is_success() {
+                let status = res.status();
+                // Read the answer whole so that the connection can be used again.
+                let _ = res.bytes().await;
+                if status.is_success() {
                     Ok(())
                 } else {
-                    Err(format!("the collector answered {}", res.status()))
+                    Err(format!("the collector answered {status}"))
                 }
             }
+            #[cfg(feature = "grpc")]
             Self::Grpc { channel, metadata } => {
                 let mut grpc = tonic::client::Grpc::new(channel.clone());
                 grpc.ready().await.map_err(|e| e.to_string())?;
@@ -174,16 +186,20 @@ impl Transport {
     }
 }
 
+#[cfg(feature = "grpc")]
 /// A gRPC codec for a request already encoded, whose response is not needed.
 #[derive(Debug, Clone, Copy, Default)]
 struct RawCodec;
 
+#[cfg(feature = "grpc")]
 #[derive(Debug)]
 struct RawEncoder;
 
+#[cfg(feature = "grpc")]
 #[derive(Debug)]
 struct Discard;
 
+#[cfg(feature = "grpc")]
 impl tonic::codec::Codec for RawCodec {
     type Encode = bytes::Bytes;
     type Decode = ();
@@ -199,6 +215,7 @@ impl tonic::codec::Codec for RawCodec {
     }
 }
 
+#[cfg(feature = "grpc")]
 impl tonic::codec::Encoder for RawEncoder {
     type Item = bytes::Bytes;
     type Error = tonic::Status;
@@ -213,6 +230,7 @@ impl tonic::codec::Encoder for RawEncoder {
     }
 }
 
+#[cfg(feature = "grpc")]
 impl tonic::codec::Decoder for Discard {
     type Item = ();
     type Error = tonic::Status;
@@ -242,10 +260,18 @@ impl Exporter {
             .enable_all()
             .build()
             .map_err(Error::Start)?;
-        // The gRPC channel must be made inside a runtime.
+        // The gRPC channel must be made inside a runtime. On failure the runtime is shut
+        // down in the background: dropping it inside the caller's runtime would panic.
         let transport = {
             let _guard = runtime.enter();
-            Transport::new(config)?
+            Transport::new(config)
+        };
+        let transport = match transport {
+            Ok(t) => t,
+            Err(e) => {
+                runtime.shutdown_background();
+                return Err(e);
+            }
         };
         let mut resource: Vec<(&str, AttrValue)> = vec![
             (
@@ -311,7 +337,8 @@ impl Exporter {
     }
 
     /// Sends the spans still queued and stops the exporter, waiting at most a little longer
-    /// than one export's timeout.
+    /// than one export's timeout (a slow collector can leave spans unsent; spans closed
+    /// after this are not sent).
     pub fn shutdown(self) {
         self.queue.stopping.store(true, Ordering::Release);
         self.queue.wake.notify_one();

@@ -46,21 +46,20 @@ where
         let local = if remote.is_some() {
             None
         } else {
-            // An own span running on this thread is the parent when nothing was entered
-            // inside it; otherwise the enclosing `tracing` span is.
-            attrs
-                .is_contextual()
-                .then(|| {
-                    crate::own::with_own_if_innermost(
-                        || ctx.current_span().id().cloned(),
-                        |rec| rec.ids.clone(),
-                    )
-                })
-                .flatten()
-                .or_else(|| {
-                    span.parent()
-                        .and_then(|p| p.extensions().get::<SpanRecord>().map(|r| r.ids.clone()))
-                })
+            // An own span running on this thread is the parent when nothing recorded was
+            // entered inside it; otherwise the nearest recorded `tracing` span is.
+            let parent = span.parent();
+            let own = if attrs.is_contextual() {
+                crate::own::with_own_if_innermost(
+                    || parent.as_ref().map(|p| p.id()),
+                    |rec| rec.ids.clone(),
+                )
+            } else {
+                None
+            };
+            own.or_else(|| {
+                parent.and_then(|p| p.extensions().get::<SpanRecord>().map(|r| r.ids.clone()))
+            })
         };
         let (trace_id, parent_span_id, parent_sampled, trace_state) = match (&remote, local) {
             (Some(r), _) => (
@@ -115,16 +114,17 @@ where
 
     fn on_event(&self, event: &Event<'_>, ctx: Context<'_, S>) {
         // An own span running here, with nothing entered inside it, is the event's span.
+        let span = ctx.event_span(event);
         if event.is_contextual()
             && crate::own::with_own_if_innermost(
-                || ctx.current_span().id().cloned(),
+                || span.as_ref().map(|s| s.id()),
                 |rec| record_event(rec, event),
             )
             .is_some()
         {
             return;
         }
-        let Some(span) = ctx.event_span(event) else {
+        let Some(span) = span else {
             return;
         };
         let mut ext = span.extensions_mut();
@@ -152,10 +152,18 @@ fn record_event(rec: &mut SpanRecord, event: &Event<'_>) {
     if !rec.ids.sampled {
         return;
     }
+    let meta = event.metadata();
+    // As `tracing-opentelemetry` does: an ERROR event marks its span as failed.
+    if *meta.level() == tracing::Level::ERROR && rec.status == 0 {
+        rec.status = 2;
+    }
     let mut ev = EventRecord {
         time_ns: now_ns(),
-        name: Val::Static(event.metadata().name()),
-        attrs: Vec::new(),
+        name: Val::Static(meta.name()),
+        attrs: vec![
+            ("level", Val::Static(meta.level().as_str())),
+            ("target", Val::Static(meta.target())),
+        ],
     };
     event.record(&mut EventVisitor {
         text: &mut rec.text,

@@ -16,8 +16,10 @@ use std::fmt::Write as _;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, TryLockError};
+
 use std::task::{Context, Poll};
+use tracing_subscriber::registry::{LookupSpan as _, Registry};
 
 use crate::context::TraceParent;
 use crate::export::Queue;
@@ -49,8 +51,8 @@ fn lock(rec: &Shared) -> std::sync::MutexGuard<'_, Option<SpanRecord>> {
     rec.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// The own span a future runs in on this thread, and the `tracing` span that was current
-/// when its poll began (a different current `tracing` span was entered inside it, and is
+/// The own span a future runs in on this thread, and the nearest recorded `tracing` span
+/// when its poll began (a different one nearest now was entered inside the own span, and is
 /// the innermost).
 struct Current {
     span: Shared,
@@ -61,51 +63,72 @@ thread_local! {
     static CURRENT: RefCell<Option<Current>> = const { RefCell::new(None) };
 }
 
-fn tracing_current() -> Option<tracing::span::Id> {
-    tracing::dispatcher::get_default(|d| d.current_span().id().cloned())
+/// The nearest span, from the current `tracing` span outwards, that this crate records (its
+/// layer made a record for it): spans only a log layer sees do not count.
+fn nearest_recorded() -> Option<tracing::span::Id> {
+    tracing::dispatcher::get_default(|d| {
+        let current = d.current_span();
+        let registry = d.downcast_ref::<Registry>()?;
+        let span = registry.span(current.id()?)?;
+        span.scope()
+            .find(|s| s.extensions().get::<SpanRecord>().is_some())
+            .map(|s| s.id())
+    })
 }
 
-/// The own span on this thread when nothing was entered inside it since its poll began.
-pub(crate) fn innermost_own() -> Option<Shared> {
-    let (span, base) = CURRENT.with(|c| {
-        c.borrow()
-            .as_ref()
-            .map(|c| (c.span.clone(), c.base.clone()))
-    })?;
-    (tracing_current() == base).then_some(span)
+/// Locks an own span's record from inside `tracing` callbacks: `None` when this thread
+/// already holds it (an event emitted while the record is being written), instead of a
+/// deadlock.
+fn try_lock(rec: &Shared) -> Option<std::sync::MutexGuard<'_, Option<SpanRecord>>> {
+    match rec.try_lock() {
+        Ok(guard) => Some(guard),
+        Err(TryLockError::Poisoned(p)) => Some(p.into_inner()),
+        Err(TryLockError::WouldBlock) => None,
+    }
 }
 
 /// Runs `f` on the record of the own span running on this thread, when it is the innermost
-/// span for something made there with no explicit parent (a `tracing` span or event).
-/// (`current` reads the current `tracing` span's id, only when an own span runs here.)
+/// recorded span for something made there with no explicit parent (a `tracing` span or
+/// event) whose nearest recorded `tracing` ancestor is `nearest`: when that is the one that
+/// was nearest as the own span's poll began (nothing recorded was entered inside it).
+/// (`nearest` is only called when an own span runs here.)
 pub(crate) fn with_own_if_innermost<R>(
-    current: impl FnOnce() -> Option<tracing::span::Id>,
+    nearest: impl FnOnce() -> Option<tracing::span::Id>,
     f: impl FnOnce(&mut SpanRecord) -> R,
 ) -> Option<R> {
     CURRENT.with(|c| {
         let c = c.borrow();
         let c = c.as_ref()?;
-        if c.base != current() {
+        if c.base != nearest() {
             return None;
         }
-        lock(&c.span).as_mut().map(f)
+        try_lock(&c.span)?.as_mut().map(f)
     })
 }
 
-/// Runs `f` on the record of the innermost span (own or `tracing`) that has one.
+/// Runs `f` on the record of the innermost recorded span, own or `tracing`.
 pub(crate) fn with_innermost<R>(f: impl FnOnce(&mut SpanRecord) -> R) -> Option<R> {
-    if let Some(own) = innermost_own() {
-        return lock(&own).as_mut().map(f);
-    }
+    let own = CURRENT.with(|c| {
+        c.borrow()
+            .as_ref()
+            .map(|c| (c.span.clone(), c.base.clone()))
+    });
     let mut f = Some(f);
-    let found = crate::context::with_current_record(|rec| f.take().map(|f| f(rec)));
-    if let Some(found) = found {
-        return found;
+    let base = own.as_ref().and_then(|(_, base)| base.as_ref());
+    let in_tracing = crate::context::with_current_record(|id, rec| {
+        // The nearest recorded `tracing` span, unless it was already nearest when the own
+        // span's poll began (then the own span is inside it).
+        if own.is_some() && base == Some(id) {
+            return None;
+        }
+        f.take().map(|f| f(rec))
+    });
+    if let Some(Some(found)) = in_tracing {
+        return Some(found);
     }
-    // Inside an own span, under a `tracing` span that is not recorded.
-    let own = CURRENT.with(|c| c.borrow().as_ref().map(|c| c.span.clone()))?;
+    let (span, _) = own?;
     let f = f.take()?;
-    lock(&own).as_mut().map(f)
+    try_lock(&span)?.as_mut().map(f)
 }
 
 /// The target of own spans (as a `tracing` target: what export filters match), with the
@@ -329,7 +352,7 @@ impl<F: Future> Future for InOwnSpan<F> {
         };
         let current = Current {
             span,
-            base: tracing_current(),
+            base: nearest_recorded(),
         };
         let previous = CURRENT.with(|c| c.borrow_mut().replace(current));
         let _restore = Restore {

@@ -6,6 +6,7 @@ mod common;
 
 use a2a_telemetry::{ExportConfig, OwnSpan, OwnTarget, SpanKind, TraceParent};
 use opentelemetry_proto::tonic::trace::v1::Span;
+use tracing_subscriber::Layer as _;
 use tracing_subscriber::layer::SubscriberExt as _;
 
 static TEST: OwnTarget = OwnTarget::new("a2a::test");
@@ -30,7 +31,16 @@ fn own_spans_nest_and_export() {
     assert!(exporter.record_own_spans(|target| target.starts_with("a2a")));
     let remote = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
-    let subscriber = tracing_subscriber::registry().with(layer);
+    // As the CLI installs them: export filtered to INFO, and a log layer that also sees
+    // DEBUG spans (which are then not exported and must not break the parent links).
+    let export_filter =
+        tracing_subscriber::filter::Targets::new().with_target("own_spans", tracing::Level::INFO);
+    let log = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::sink)
+        .with_filter(tracing_subscriber::filter::LevelFilter::DEBUG);
+    let subscriber = tracing_subscriber::registry()
+        .with(log)
+        .with(layer.with_filter(export_filter));
     let seen = tracing::subscriber::with_default(subscriber, || {
         assert!(
             OwnSpan::start(&OTHER, "x", SpanKind::Internal, None).is_none(),
@@ -52,7 +62,10 @@ fn own_spans_nest_and_export() {
                             a2a_telemetry::add_event("inside tool", Vec::new);
                         });
                         tokio::task::yield_now().await;
-                        tracing::info!(step = 2, "agent says");
+                        tracing::debug_span!("log only").in_scope(|| {
+                            let _made = tracing::info_span!("made under a log-only span");
+                            tracing::info!(step = 2, "agent says");
+                        });
                         a2a_telemetry::add_event("a2a.task.status", || {
                             vec![("a2a.state", "TASK_STATE_COMPLETED".into())]
                         });
@@ -93,6 +106,11 @@ fn own_spans_nest_and_export() {
         "a tracing span made in the task"
     );
     assert_eq!(attr(tool, "n").as_deref(), Some("3"));
+    let made = find("made under a log-only span");
+    assert_eq!(
+        made.parent_span_id, task.span_id,
+        "a span only the log layer sees is not a link"
+    );
     assert_eq!(
         tool.events.len(),
         1,

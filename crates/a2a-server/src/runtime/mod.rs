@@ -18,6 +18,7 @@ use futures::future::{AbortHandle, Abortable};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
+use tracing::Instrument;
 
 pub use stream::{StreamItem, StreamPayload, TaskEventStream};
 
@@ -303,7 +304,9 @@ impl TaskRuntime {
         };
         let span = crate::telemetry::task_span(&ctx.task_id, &ctx.context_id);
         let run = run_execution(sh.executor.clone(), ctx, updater.clone(), cancel, guard);
-        let run = span.run_owned(Abortable::new(run, registration).map(|_| ()));
+        let run = Abortable::new(run, registration)
+            .map(|_| ())
+            .instrument(span);
         let fut: ExecutionFuture = Box::pin(sh.executions.track_future(run));
         (fut, updater)
     }

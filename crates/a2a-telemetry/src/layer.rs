@@ -11,8 +11,7 @@ use tracing_subscriber::registry::LookupSpan;
 use crate::context::take_remote_parent;
 use crate::export::Queue;
 use crate::record::{
-    EventRecord, EventVisitor, Ids, SpanKind, SpanRecord, SpanVisitor, Val, now_ns, random_span_id,
-    random_trace_id,
+    EventRecord, EventVisitor, Ids, SpanKind, SpanRecord, SpanVisitor, Val, now_ns,
 };
 use crate::sampler::Sampler;
 
@@ -61,40 +60,16 @@ where
                 parent.and_then(|p| p.extensions().get::<SpanRecord>().map(|r| r.ids.clone()))
             })
         };
-        let (trace_id, parent_span_id, parent_sampled, trace_state) = match (&remote, local) {
-            (Some(r), _) => (
-                r.trace_id,
-                r.span_id,
-                Some(r.sampled()),
-                r.trace_state.clone(),
-            ),
-            (None, Some(l)) => (l.trace_id, l.span_id, Some(l.sampled), l.trace_state),
-            (None, None) => (random_trace_id(), [0; 8], None, None),
-        };
-        let sampled = self.sampler.decide(&trace_id, parent_sampled);
-        let mut rec = SpanRecord {
-            ids: Ids {
-                trace_id,
-                span_id: random_span_id(),
-                sampled,
-                trace_state,
-            },
-            parent_span_id,
-            remote_parent: remote.is_some(),
-            name: Val::Static(attrs.metadata().name()),
-            kind: SpanKind::Internal,
-            start_ns: 0,
-            end_ns: 0,
-            attrs: Vec::new(),
-            events: Vec::new(),
-            status: 0,
-            status_message: None,
-            text: String::new(),
-        };
-        if sampled {
-            rec.start_ns = now_ns();
-            rec.text.reserve(256);
-            rec.attrs.reserve(attrs.fields().len());
+        let remote_parent = remote.is_some();
+        let mut rec = SpanRecord::begin(
+            remote.map(Ids::remote).or(local),
+            remote_parent,
+            Val::Static(attrs.metadata().name()),
+            SpanKind::Internal,
+            &self.sampler,
+            attrs.fields().len(),
+        );
+        if rec.ids.sampled {
             attrs.record(&mut SpanVisitor {
                 rec: &mut rec,
                 fresh: true,

@@ -23,7 +23,7 @@ use tracing_subscriber::registry::{LookupSpan as _, Registry};
 
 use crate::context::TraceParent;
 use crate::export::Queue;
-use crate::record::{Ids, SpanKind, SpanRecord, Val, now_ns, random_span_id, random_trace_id};
+use crate::record::{Ids, SpanKind, SpanRecord, Val, now_ns};
 use crate::sampler::Sampler;
 
 /// Which own spans are wanted, by target.
@@ -190,45 +190,19 @@ impl OwnSpan {
         if !target.wanted(installed) {
             return None;
         }
-        let (parent, remote_parent) = match remote {
-            Some(r) => (
-                Some(Ids {
-                    trace_id: r.trace_id,
-                    span_id: r.span_id,
-                    sampled: r.sampled(),
-                    trace_state: r.trace_state,
-                }),
-                true,
-            ),
-            None => (with_innermost(|rec| rec.ids.clone()), false),
+        let remote_parent = remote.is_some();
+        let parent = match remote {
+            Some(r) => Some(Ids::remote(r)),
+            None => with_innermost(|rec| rec.ids.clone()),
         };
-        let (trace_id, parent_span_id, parent_sampled, trace_state) = match parent {
-            Some(p) => (p.trace_id, p.span_id, Some(p.sampled), p.trace_state),
-            None => (random_trace_id(), [0; 8], None, None),
-        };
-        // An unsampled span records nothing and is not exported, but carries its ids on
-        // (to its children, and as `traceparent` with the sampled flag off).
-        let sampled = installed.sampler.decide(&trace_id, parent_sampled);
-        let capacity = if sampled { (8, 256) } else { (0, 0) };
-        let rec = SpanRecord {
-            ids: Ids {
-                trace_id,
-                span_id: random_span_id(),
-                sampled,
-                trace_state,
-            },
-            parent_span_id,
+        let rec = SpanRecord::begin(
+            parent,
             remote_parent,
-            name: Val::Static(name),
+            Val::Static(name),
             kind,
-            start_ns: if sampled { now_ns() } else { 0 },
-            end_ns: 0,
-            attrs: Vec::with_capacity(capacity.0),
-            events: Vec::new(),
-            status: 0,
-            status_message: None,
-            text: String::with_capacity(capacity.1),
-        };
+            &installed.sampler,
+            8,
+        );
         Some(Self {
             rec: Arc::new(Mutex::new(Some(rec))),
             installed,

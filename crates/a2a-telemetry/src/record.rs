@@ -171,6 +171,59 @@ pub(crate) struct SpanRecord {
     pub(crate) text: String,
 }
 
+impl Ids {
+    /// The ids of a caller's span in another process.
+    pub(crate) fn remote(parent: crate::context::TraceParent) -> Self {
+        Self {
+            sampled: parent.sampled(),
+            trace_id: parent.trace_id,
+            span_id: parent.span_id,
+            trace_state: parent.trace_state,
+        }
+    }
+}
+
+impl SpanRecord {
+    /// A new span, the child of `parent` (a root without), sampled as `sampler` decides. A
+    /// sampled span starts its clock and has room for `attrs` attributes; an unsampled one
+    /// only carries its ids on (to its children, and as `traceparent` with the sampled flag
+    /// off).
+    pub(crate) fn begin(
+        parent: Option<Ids>,
+        remote_parent: bool,
+        name: Val,
+        kind: SpanKind,
+        sampler: &crate::sampler::Sampler,
+        attrs: usize,
+    ) -> Self {
+        let (trace_id, parent_span_id, parent_sampled, trace_state) = match parent {
+            Some(p) => (p.trace_id, p.span_id, Some(p.sampled), p.trace_state),
+            None => (random_trace_id(), [0; 8], None, None),
+        };
+        let sampled = sampler.decide(&trace_id, parent_sampled);
+        let (attrs, text) = if sampled { (attrs, 256) } else { (0, 0) };
+        Self {
+            ids: Ids {
+                trace_id,
+                span_id: random_span_id(),
+                sampled,
+                trace_state,
+            },
+            parent_span_id,
+            remote_parent,
+            name,
+            kind,
+            start_ns: if sampled { now_ns() } else { 0 },
+            end_ns: 0,
+            attrs: Vec::with_capacity(attrs),
+            events: Vec::new(),
+            status: 0,
+            status_message: None,
+            text: String::with_capacity(text),
+        }
+    }
+}
+
 pub(crate) fn now_ns() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)

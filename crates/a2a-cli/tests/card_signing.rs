@@ -4,7 +4,6 @@
 
 mod common;
 
-use base64::Engine as _;
 use common::*;
 use serde_json::Value;
 
@@ -42,16 +41,11 @@ fn signed_cards_verify_and_altered_ones_do_not() {
         .unwrap()
         .json()
         .unwrap();
-    let protected = card["signatures"][0]["protected"].as_str().expect("signed");
-    let header: Value = serde_json::from_slice(
-        &base64::engine::general_purpose::URL_SAFE_NO_PAD
-            .decode(protected)
-            .unwrap(),
-    )
-    .unwrap();
-    assert_eq!(header["alg"], "ES256");
-    assert_eq!(header["kid"], "k1");
-    let jku = header["jku"].as_str().unwrap();
+    let headers = a2a_client::signature::signature_headers(&card).expect("signed");
+    let header = &headers[0].0;
+    assert_eq!(header.alg, "ES256");
+    assert_eq!(header.kid.as_deref(), Some("k1"));
+    let jku = header.jku.as_deref().unwrap();
     assert_eq!(jku, format!("{}/.well-known/jwks.json", s.base));
     let jwks: Value = reqwest::blocking::get(jku).unwrap().json().unwrap();
     assert_eq!(jwks["keys"][0]["kid"], "k1");

@@ -131,7 +131,8 @@ async fn resume_push(db: &SqlTaskStore, handlers: &Handlers, expiry: Duration) {
                 tracing::warn!(task_id = %o.task_id, error = %e, "could not resume push deliveries");
             }
         }
-        if !matches!(resumed, Ok(true))
+        // A config that is gone has nothing to give back.
+        if resumed.is_err()
             && let Err(e) = db.release_push(&o).await
         {
             tracing::warn!(task_id = %o.task_id, error = %e, "could not give back a push delivery");

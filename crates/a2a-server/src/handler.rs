@@ -243,8 +243,8 @@ impl RequestHandler {
             Err(_) => (None, None),
         };
         let task_id = answered_task.or(task_id);
-        if context_id.is_some() {
-            telemetry::record_ids(&span, None, context_id);
+        if let Some(c) = context_id {
+            telemetry::record_conversation(&span, c);
         }
         if let Err(e) = &result {
             telemetry::record_error(&span, e);

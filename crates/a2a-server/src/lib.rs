@@ -69,11 +69,20 @@ pub fn in_memory_handler(
     executor: Arc<dyn AgentExecutor>,
     card: a2a_types::AgentCard,
 ) -> RequestHandler {
+    in_memory_handler_with(executor, card, HandlerConfig::default())
+}
+
+/// The same, with a handler configuration of its own (push delivery, limits, …).
+pub fn in_memory_handler_with(
+    executor: Arc<dyn AgentExecutor>,
+    card: a2a_types::AgentCard,
+    config: HandlerConfig,
+) -> RequestHandler {
     let runtime = TaskRuntime::new(
         executor,
         Arc::new(InMemoryTaskStore::default()),
         Arc::new(InProcessBus::default()),
         RuntimeConfig::default(),
     );
-    RequestHandler::new(runtime, card, HandlerConfig::default())
+    RequestHandler::new(runtime, card, config)
 }

@@ -279,14 +279,18 @@ pub(crate) async fn serve_connections(
                 }
             }
             let started = tokio::time::Instant::now();
-            let io = WriteDeadline::new(tcp, write_timeout);
             let result = match tls {
                 None => {
-                    let io = PrefaceDeadline::new(io, started + first_byte);
+                    let io = Deadlines::new(tcp)
+                        .write_within(write_timeout)
+                        .preface_by(started + first_byte);
                     let conn = builder.serve_connection_with_upgrades(TokioIo::new(io), service);
                     watcher.watch(conn.into_owned()).await
                 }
                 Some(tls) => {
+                    // Writes are timed under TLS (its records are what waits); the preface is
+                    // read above it.
+                    let io = Deadlines::new(tcp).write_within(write_timeout);
                     let handshake = tokio::time::timeout(first_byte, tls.0.accept(io)).await;
                     let Ok(Ok(stream)) = handshake else {
                         crate::metrics::global().connection_refused("tls_handshake");
@@ -294,7 +298,7 @@ pub(crate) async fn serve_connections(
                     };
                     // The application bytes get their own clock: the handshake took some.
                     let stream =
-                        PrefaceDeadline::new(stream, tokio::time::Instant::now() + first_byte);
+                        Deadlines::new(stream).preface_by(tokio::time::Instant::now() + first_byte);
                     let conn =
                         builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
                     watcher.watch(conn.into_owned()).await
@@ -426,42 +430,108 @@ struct BodyTimedOut;
 const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 const PREFACE_LEN: usize = PREFACE.len();
 
-/// A connection whose reads fail with `TimedOut` while what it sent so far is a strict
-/// prefix of the HTTP/2 preface (nothing at all included) past `deadline`. Once the bytes
-/// differ from the preface (HTTP/1.1, whose heads hyper times itself) or complete it, it is a
-/// plain pass-through; its timer is made only when a read has to wait before then.
+type Timer = std::pin::Pin<Box<tokio::time::Sleep>>;
+
+/// A connection with deadlines on its reads and writes, each optional:
+/// - the preface deadline: reads fail with `TimedOut` while what was sent so far is a strict
+///   prefix of the HTTP/2 preface (nothing at all included) past it. Once the bytes differ
+///   from the preface (HTTP/1.1, whose heads hyper times itself) or complete it, reads pass
+///   through;
+/// - the write timeout: writes fail with `TimedOut` once one has been blocked that long (the
+///   peer stopped reading). Its clock runs only while a write is pending.
+///
+/// Timers are made lazily: a connection whose reads and writes never wait allocates none.
 #[derive(Debug)]
-struct PrefaceDeadline<T> {
+struct Deadlines<T> {
     io: T,
-    /// `None` once the first bytes are in.
-    deadline: Option<tokio::time::Instant>,
+    /// `None` once the preface question is settled (or when not asked).
+    preface_by: Option<tokio::time::Instant>,
     read: usize,
-    timer: Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
+    read_timer: Option<Timer>,
+    write_timeout: Option<Duration>,
+    write_timer: Option<Timer>,
+    /// A write is blocked and the write timer runs for it.
+    blocked: bool,
 }
 
-impl<T> PrefaceDeadline<T> {
-    fn new(io: T, deadline: tokio::time::Instant) -> Self {
+impl<T> Deadlines<T> {
+    fn new(io: T) -> Self {
         Self {
             io,
-            deadline: Some(deadline),
+            preface_by: None,
             read: 0,
-            timer: None,
+            read_timer: None,
+            write_timeout: None,
+            write_timer: None,
+            blocked: false,
         }
+    }
+
+    fn preface_by(mut self, deadline: tokio::time::Instant) -> Self {
+        self.preface_by = Some(deadline);
+        self
+    }
+
+    fn write_within(mut self, timeout: Duration) -> Self {
+        self.write_timeout = Some(timeout);
+        self
+    }
+
+    /// Passes a write's outcome through; a pending write starts (or checks) the clock.
+    fn watch_write<R>(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+        outcome: std::task::Poll<std::io::Result<R>>,
+    ) -> std::task::Poll<std::io::Result<R>> {
+        let Some(timeout) = self.write_timeout else {
+            return outcome;
+        };
+        if outcome.is_ready() {
+            self.blocked = false;
+            return outcome;
+        }
+        let deadline = tokio::time::Instant::now() + timeout;
+        let timer = self
+            .write_timer
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
+        if !self.blocked {
+            timer.as_mut().reset(deadline);
+            self.blocked = true;
+        }
+        expired(timer, cx, "write_timeout", "the peer stopped reading")
     }
 }
 
-impl<T: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for PrefaceDeadline<T> {
+/// `TimedOut` (counted as a refusal for `reason`) once `timer` has fired, else pending.
+fn expired<R>(
+    timer: &mut Timer,
+    cx: &mut std::task::Context<'_>,
+    reason: &'static str,
+    message: &'static str,
+) -> std::task::Poll<std::io::Result<R>> {
+    use std::future::Future;
+    match timer.as_mut().poll(cx) {
+        std::task::Poll::Ready(()) => {
+            crate::metrics::global().connection_refused(reason);
+            std::task::Poll::Ready(Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                message,
+            )))
+        }
+        std::task::Poll::Pending => std::task::Poll::Pending,
+    }
+}
+
+impl<T: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for Deadlines<T> {
     fn poll_read(
         mut self: std::pin::Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
         buf: &mut tokio::io::ReadBuf<'_>,
     ) -> std::task::Poll<std::io::Result<()>> {
-        use std::future::Future;
-        use std::task::Poll;
         let this = &mut *self;
         let before = buf.filled().len();
         let outcome = std::pin::Pin::new(&mut this.io).poll_read(cx, buf);
-        let Some(deadline) = this.deadline else {
+        let Some(deadline) = this.preface_by else {
             return outcome;
         };
         if outcome.is_ready() {
@@ -471,136 +541,26 @@ impl<T: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for PrefaceDeadline<T
             let still_preface = new[..n] == PREFACE[at..at + n];
             this.read += new.len();
             if !still_preface || this.read >= PREFACE_LEN {
-                this.deadline = None;
-                this.timer = None;
+                this.preface_by = None;
+                this.read_timer = None;
             }
             return outcome;
         }
         let timer = this
-            .timer
+            .read_timer
             .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
-        match timer.as_mut().poll(cx) {
-            Poll::Ready(()) => {
-                crate::metrics::global().connection_refused("idle");
-                Poll::Ready(Err(std::io::Error::new(
-                    std::io::ErrorKind::TimedOut,
-                    "the request did not start in time",
-                )))
-            }
-            Poll::Pending => Poll::Pending,
-        }
+        expired(timer, cx, "idle", "the request did not start in time")
     }
 }
 
-impl<T: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for PrefaceDeadline<T> {
-    fn poll_write(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-        buf: &[u8],
-    ) -> std::task::Poll<std::io::Result<usize>> {
-        std::pin::Pin::new(&mut self.io).poll_write(cx, buf)
-    }
-
-    fn poll_write_vectored(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-        bufs: &[std::io::IoSlice<'_>],
-    ) -> std::task::Poll<std::io::Result<usize>> {
-        std::pin::Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.io.is_write_vectored()
-    }
-
-    fn poll_flush(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        std::pin::Pin::new(&mut self.io).poll_flush(cx)
-    }
-
-    fn poll_shutdown(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        std::pin::Pin::new(&mut self.io).poll_shutdown(cx)
-    }
-}
-
-/// A connection whose writes fail with `TimedOut` once one has been blocked for `timeout`
-/// (the peer stopped reading). The timer runs only while a write is pending, and is armed
-/// lazily: connections whose writes never block allocate none.
-#[derive(Debug)]
-struct WriteDeadline<T> {
-    io: T,
-    timeout: Duration,
-    timer: Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
-    /// A write is blocked and the timer runs for it.
-    blocked: bool,
-}
-
-impl<T> WriteDeadline<T> {
-    fn new(io: T, timeout: Duration) -> Self {
-        Self {
-            io,
-            timeout,
-            timer: None,
-            blocked: false,
-        }
-    }
-
-    /// Passes a write's outcome through; a pending write starts (or checks) the clock.
-    fn watch<R>(
-        &mut self,
-        cx: &mut std::task::Context<'_>,
-        outcome: std::task::Poll<std::io::Result<R>>,
-    ) -> std::task::Poll<std::io::Result<R>> {
-        use std::future::Future;
-        use std::task::Poll;
-        if outcome.is_ready() {
-            self.blocked = false;
-            return outcome;
-        }
-        let deadline = tokio::time::Instant::now() + self.timeout;
-        let timer = self
-            .timer
-            .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
-        if !self.blocked {
-            timer.as_mut().reset(deadline);
-            self.blocked = true;
-        }
-        match timer.as_mut().poll(cx) {
-            Poll::Ready(()) => {
-                crate::metrics::global().connection_refused("write_timeout");
-                Poll::Ready(Err(std::io::Error::new(
-                    std::io::ErrorKind::TimedOut,
-                    "the peer stopped reading",
-                )))
-            }
-            Poll::Pending => Poll::Pending,
-        }
-    }
-}
-
-impl<T: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for WriteDeadline<T> {
-    fn poll_read(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-        buf: &mut tokio::io::ReadBuf<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        std::pin::Pin::new(&mut self.io).poll_read(cx, buf)
-    }
-}
-
-impl<T: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for WriteDeadline<T> {
+impl<T: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for Deadlines<T> {
     fn poll_write(
         mut self: std::pin::Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
         buf: &[u8],
     ) -> std::task::Poll<std::io::Result<usize>> {
         let outcome = std::pin::Pin::new(&mut self.io).poll_write(cx, buf);
-        self.watch(cx, outcome)
+        self.watch_write(cx, outcome)
     }
 
     fn poll_write_vectored(
@@ -609,7 +569,7 @@ impl<T: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for WriteDeadline<T
         bufs: &[std::io::IoSlice<'_>],
     ) -> std::task::Poll<std::io::Result<usize>> {
         let outcome = std::pin::Pin::new(&mut self.io).poll_write_vectored(cx, bufs);
-        self.watch(cx, outcome)
+        self.watch_write(cx, outcome)
     }
 
     fn is_write_vectored(&self) -> bool {
@@ -621,7 +581,7 @@ impl<T: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for WriteDeadline<T
         cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<std::io::Result<()>> {
         let outcome = std::pin::Pin::new(&mut self.io).poll_flush(cx);
-        self.watch(cx, outcome)
+        self.watch_write(cx, outcome)
     }
 
     fn poll_shutdown(
@@ -629,7 +589,7 @@ impl<T: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for WriteDeadline<T
         cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<std::io::Result<()>> {
         let outcome = std::pin::Pin::new(&mut self.io).poll_shutdown(cx);
-        self.watch(cx, outcome)
+        self.watch_write(cx, outcome)
     }
 }
 
@@ -639,13 +599,13 @@ mod tests {
 
     use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
-    use super::PrefaceDeadline;
+    use super::Deadlines;
 
     /// What the server's side of a connection that sent `sent` reads after `wait`.
     async fn read_after(sent: &[u8], wait: Duration) -> std::io::Result<usize> {
         let (mut client, server) = tokio::io::duplex(1024);
         let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-        let mut server = PrefaceDeadline::new(server, deadline);
+        let mut server = Deadlines::new(server).preface_by(deadline);
         client.write_all(sent).await.unwrap();
         let mut buf = [0u8; 64];
         let first = server.read(&mut buf).await.unwrap();

@@ -26,7 +26,7 @@ pub const SPAN_TARGET: &str = "a2a::server";
 /// The same, for own spans (the exporter's decision about it is remembered here).
 static OWN_TARGET: OwnTarget = OwnTarget::new(SPAN_TARGET);
 
-/// A request's or a task run's span: an own span, or a `tracing` one.
+/// A request's span: an own span, or a `tracing` one.
 #[derive(Debug)]
 pub(crate) enum RuntimeSpan {
     Own(OwnSpan),
@@ -42,19 +42,16 @@ impl RuntimeSpan {
         }
     }
 
-    fn is_recorded(&self) -> bool {
+    /// Sets string attributes (the fields a `tracing` span declared).
+    fn record_strs(&self, attributes: &[(&'static str, &str)]) {
         match self {
-            Self::Own(_) => true,
-            Self::Tracing(s) => !s.is_disabled(),
-        }
-    }
-
-    fn record(&self, key: &'static str, value: &str) {
-        match self {
-            Self::Own(s) => s.record_str(key, value),
-            Self::Tracing(s) => {
-                s.record(key, value);
+            Self::Own(s) => s.record_strs(attributes),
+            Self::Tracing(s) if !s.is_disabled() => {
+                for (key, value) in attributes {
+                    s.record(*key, *value);
+                }
             }
+            Self::Tracing(_) => {}
         }
     }
 }
@@ -118,27 +115,12 @@ pub(crate) fn task_span(task_id: &str, context_id: &str) -> Span {
     )
 }
 
-/// Records the task and conversation a request was about.
-pub(crate) fn record_ids(span: &RuntimeSpan, task_id: Option<&str>, context_id: Option<&str>) {
-    if !span.is_recorded() {
-        return;
-    }
-    if let RuntimeSpan::Own(own) = span {
-        if let Some(t) = task_id {
-            own.record_str("a2a.task_id", t);
-        }
-        if let Some(c) = context_id {
-            own.record_strs(&[("gen_ai.conversation.id", c), ("thread_id", c)]);
-        }
-        return;
-    }
-    if let Some(t) = task_id {
-        span.record("a2a.task_id", t);
-    }
-    if let Some(c) = context_id {
-        span.record("gen_ai.conversation.id", c);
-        span.record("thread_id", c);
-    }
+/// Records the conversation a request was about.
+pub(crate) fn record_conversation(span: &RuntimeSpan, context_id: &str) {
+    span.record_strs(&[
+        ("gen_ai.conversation.id", context_id),
+        ("thread_id", context_id),
+    ]);
 }
 
 /// Records the task and conversation on the current request's span.

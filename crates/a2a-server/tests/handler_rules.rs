@@ -10,9 +10,8 @@ use a2a_server::types::{
     TaskPushNotificationConfig, TaskPushNotificationConfigRequest,
 };
 use a2a_server::{
-    AgentError, AgentExecutor, CallContext, HandlerConfig, InMemoryTaskStore, InProcessBus,
-    RequestContext, RequestHandler, RuntimeConfig, TaskRuntime, TaskUpdater, async_trait,
-    in_memory_handler,
+    AgentError, AgentExecutor, CallContext, HandlerConfig, RequestContext, TaskUpdater,
+    async_trait, in_memory_handler, in_memory_handler_with,
 };
 
 const EXT: &str = "https://example.com/ext/required";
@@ -78,13 +77,7 @@ async fn push_config_operations_require_the_required_extension() {
     card.capabilities.push_notifications = Some(true);
     let mut config = HandlerConfig::default();
     config.push = Some(PushDelivery::new(PushSettings::default()).unwrap());
-    let runtime = TaskRuntime::new(
-        Arc::new(Done),
-        Arc::new(InMemoryTaskStore::default()),
-        Arc::new(InProcessBus::default()),
-        RuntimeConfig::default(),
-    );
-    let h = RequestHandler::new(runtime, card, config);
+    let h = in_memory_handler_with(Arc::new(Done), card, config);
     let without = Arc::new(CallContext::new(ProtocolVersion::V1));
     let mut webhook = TaskPushNotificationConfig::default();
     webhook.task_id = Some("t".into());

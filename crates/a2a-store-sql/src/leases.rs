@@ -220,10 +220,14 @@ impl SqlTaskStore {
     }
 
     /// Gives back a config [`claim_push`](Self::claim_push) took whose deliveries could
-    /// not be resumed here, so that the next sweep (of any process) tries again.
+    /// not be resumed here. The release counts as a claim for [`orphaned_push`]'s `expiry`:
+    /// a sweep (of any process) tries again after that, not at once, so a lasting failure is
+    /// retried (and logged) once per expiry rather than on every sweep.
+    ///
+    /// [`orphaned_push`]: Self::orphaned_push
     pub async fn release_push(&self, orphan: &OrphanedPush) -> Result<(), StoreError> {
         sqlx::query(
-            "UPDATE a2a_push_configs SET delivery_owner = $1, claimed_ms = 0
+            "UPDATE a2a_push_configs SET delivery_owner = $1, claimed_ms = $6
              WHERE agent_id = $2 AND task_id = $3 AND config_id = $4 AND delivery_owner = $5",
         )
         .bind(&orphan.owner)
@@ -231,6 +235,7 @@ impl SqlTaskStore {
         .bind(&orphan.task_id)
         .bind(&orphan.config_id)
         .bind(&*self.instance)
+        .bind(now_ms())
         .execute(&self.pool)
         .await
         .map_err(backend)?;

@@ -273,6 +273,15 @@ pub(crate) fn set(rec: &mut SpanRecord, key: &'static str, value: Val) {
 }
 
 pub(crate) fn set_str(rec: &mut SpanRecord, key: &'static str, value: &str) {
+    // The same value again (a request's conversation, learnt as it starts and from its
+    // answer) is not appended a second time.
+    if rec
+        .attrs
+        .iter()
+        .any(|(k, v)| std::ptr::eq(*k, key) && v.str(&rec.text) == Some(value))
+    {
+        return;
+    }
     let v = Val::push(&mut rec.text, value);
     set(rec, key, v);
 }

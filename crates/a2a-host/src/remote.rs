@@ -17,9 +17,10 @@ pub struct RemoteAgent {
     binding: Option<Binding>,
     version: Option<ProtocolVersion>,
     client: OnceCell<A2aClient>,
-    /// Our task id → the remote task id, while the task can still be continued; our context
-    /// id → the remote context id (so a continued task or conversation continues over there
-    /// too). Both bounded: the oldest entries go first.
+    /// Our task id → the remote task id, while the task can still be continued; our
+    /// conversation (its owner and context id, see [`conversation`]) → the remote context id
+    /// (so a continued task or conversation continues over there too). Both bounded: the
+    /// oldest entries go first.
     tasks: Mutex<BoundedMap>,
     contexts: Mutex<BoundedMap>,
 }
@@ -92,6 +93,7 @@ impl RemoteAgent {
     }
 
     fn remember(&self, ours: (&str, &str), theirs: (Option<&str>, Option<&str>)) {
+        // `ours.1` is a conversation key (see [`conversation`]).
         if let Some(t) = theirs.0 {
             self.tasks
                 .lock()
@@ -107,6 +109,12 @@ impl RemoteAgent {
     }
 }
 
+/// Our conversation: its owner and context id. Two principals naming one `contextId` have
+/// two conversations here, and so over there.
+fn conversation(ctx: &RequestContext) -> String {
+    format!("{}\u{0}{}", ctx.owner().unwrap_or_default(), ctx.context_id)
+}
+
 #[async_trait]
 impl AgentExecutor for RemoteAgent {
     async fn execute(&self, ctx: RequestContext, u: TaskUpdater) -> Result<(), AgentError> {
@@ -118,11 +126,12 @@ impl AgentExecutor for RemoteAgent {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .get(&ctx.task_id);
+        let conversation = conversation(&ctx);
         message.context_id = self
             .contexts
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .get(&ctx.context_id);
+            .get(&conversation);
         let mut req = SendMessageRequest::new(message);
         req.metadata = ctx.metadata.clone();
         let mut stream = client
@@ -153,7 +162,7 @@ impl AgentExecutor for RemoteAgent {
                 }
                 StreamResponse::Task(t) => {
                     self.remember(
-                        (&ctx.task_id, &ctx.context_id),
+                        (&ctx.task_id, &conversation),
                         (Some(&t.id), Some(&t.context_id)),
                     );
                     remote_task = Some(t.id);
@@ -164,7 +173,7 @@ impl AgentExecutor for RemoteAgent {
                 StreamResponse::StatusUpdate(s) => {
                     if remote_task.is_none() {
                         self.remember(
-                            (&ctx.task_id, &ctx.context_id),
+                            (&ctx.task_id, &conversation),
                             (Some(&s.task_id), Some(&s.context_id)),
                         );
                         remote_task = Some(s.task_id.clone());

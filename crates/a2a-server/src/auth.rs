@@ -19,27 +19,60 @@ use sha2::{Digest, Sha256};
 
 pub mod jwt;
 
-/// An authenticated caller: the name tasks are owned by.
+/// An authenticated caller: who owns the tasks it creates.
+///
+/// A principal is qualified by the authenticator that vouched for it: its [`id`](Self::id)
+/// is `{source}:{name}` (`token:alice` for a bearer token from configuration, `apikey:ci` for
+/// an API key, `jwt:{iss}:{sub}` for a JWT), so equal names from different sources are
+/// different callers. The id is what a task records as its owner.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Principal(pub Arc<str>);
+pub struct Principal {
+    id: Arc<str>,
+    /// Where the name starts in `id` (after `{source}:`).
+    name_at: usize,
+}
 
 impl Principal {
-    /// The principal called `name`.
-    pub fn new(name: &str) -> Self {
-        Self(Arc::from(name))
+    /// The principal `name` vouched for by `source` (`token`, `apikey`, `jwt:{iss}`, or a
+    /// custom authenticator's own word).
+    pub fn new(source: &str, name: &str) -> Self {
+        Self {
+            id: Arc::from(format!("{source}:{name}")),
+            name_at: source.len() + 1,
+        }
     }
 
-    /// Its name.
+    /// The qualified id, `{source}:{name}`: what tasks record as their owner.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The id, shared.
+    pub fn shared_id(&self) -> &Arc<str> {
+        &self.id
+    }
+
+    /// Who vouched for it (`token`, `apikey`, `jwt:{iss}`, …).
+    pub fn source(&self) -> &str {
+        &self.id[..self.name_at - 1]
+    }
+
+    /// The name its source gave it (the principal of a static credential, a JWT's `sub`).
     pub fn name(&self) -> &str {
-        &self.0
+        &self.id[self.name_at..]
     }
 }
 
 impl std::fmt::Display for Principal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.id)
     }
 }
+
+/// The source of principals named by bearer tokens from configuration.
+pub const TOKEN_SOURCE: &str = "token";
+/// The source of principals named by API keys from configuration.
+pub const API_KEY_SOURCE: &str = "apikey";
 
 /// Checks the credentials of requests.
 ///
@@ -57,6 +90,14 @@ pub trait Authenticator: Send + Sync + std::fmt::Debug + 'static {
 
     /// The caller of a request with `headers`, or why not.
     async fn authenticate(&self, headers: &HeaderMap) -> Result<Principal, A2aError>;
+
+    /// The principal a task owner recorded by a version that did not qualify principals (a
+    /// bare `name`) is now, if this authenticator would have vouched for that name; used
+    /// once, to qualify the owners of tasks stored before. Default: none.
+    fn legacy_principal(&self, name: &str) -> Option<Principal> {
+        let _ = name;
+        None
+    }
 }
 
 /// Declares `auth`'s schemes in `card`.
@@ -105,15 +146,17 @@ impl StaticCredentials {
         Self::default()
     }
 
-    /// Accepts `Authorization: Bearer {token}` as `principal`.
+    /// Accepts `Authorization: Bearer {token}` as `principal` (`token:{principal}`).
     pub fn bearer(mut self, principal: &str, token: &str) -> Self {
-        self.tokens.insert(digest(token), Principal::new(principal));
+        self.tokens
+            .insert(digest(token), Principal::new(TOKEN_SOURCE, principal));
         self
     }
 
-    /// Accepts `X-API-Key: {key}` as `principal`.
+    /// Accepts `X-API-Key: {key}` as `principal` (`apikey:{principal}`).
     pub fn api_key(mut self, principal: &str, key: &str) -> Self {
-        self.api_keys.insert(digest(key), Principal::new(principal));
+        self.api_keys
+            .insert(digest(key), Principal::new(API_KEY_SOURCE, principal));
         self.api_key_header = Some(HeaderName::from_static(API_KEY_HEADER));
         self
     }
@@ -195,6 +238,14 @@ impl Authenticator for StaticCredentials {
             detail: "this agent requires credentials (see securitySchemes in its card)".into(),
         })
     }
+
+    /// A bearer token's principal of that name, else an API key's (a name configured for
+    /// both was one caller before, and stays the token's).
+    fn legacy_principal(&self, name: &str) -> Option<Principal> {
+        let named =
+            |map: &HashMap<[u8; 32], Principal>| map.values().find(|p| p.name() == name).cloned();
+        named(&self.tokens).or_else(|| named(&self.api_keys))
+    }
 }
 
 /// Accepts a request when any of several authenticators does (bearer tokens from
@@ -232,6 +283,11 @@ impl Authenticator for AnyOf {
         Err(first_error.unwrap_or_else(|| A2aError::Unauthenticated {
             detail: "no credentials are accepted".into(),
         }))
+    }
+
+    /// The first authenticator's that has one (the order requests are tried in).
+    fn legacy_principal(&self, name: &str) -> Option<Principal> {
+        self.0.iter().find_map(|a| a.legacy_principal(name))
     }
 }
 
@@ -305,24 +361,24 @@ mod tests {
         let creds = StaticCredentials::new()
             .bearer("alice", "t-alice")
             .api_key("bob", "k-bob");
-        let ok = |p: Result<Principal, A2aError>| p.unwrap().name().to_owned();
+        let ok = |p: Result<Principal, A2aError>| p.unwrap().id().to_owned();
         assert_eq!(
             ok(creds
                 .authenticate(&headers(&[("authorization", "Bearer t-alice")]))
                 .await),
-            "alice"
+            "token:alice"
         );
         assert_eq!(
             ok(creds
                 .authenticate(&headers(&[("authorization", "bearer  t-alice ")]))
                 .await),
-            "alice"
+            "token:alice"
         );
         assert_eq!(
             ok(creds
                 .authenticate(&headers(&[("x-api-key", "k-bob")]))
                 .await),
-            "bob"
+            "apikey:bob"
         );
         for bad in [
             headers(&[]),
@@ -336,5 +392,29 @@ mod tests {
         let (schemes, reqs) = creds.schemes();
         assert_eq!(schemes.len(), 2);
         assert_eq!(reqs.len(), 2);
+    }
+
+    #[test]
+    fn principals_are_qualified_by_their_source() {
+        let jwt = Principal::new("jwt:https://issuer.test", "alice");
+        assert_eq!(jwt.id(), "jwt:https://issuer.test:alice");
+        assert_eq!(jwt.source(), "jwt:https://issuer.test");
+        assert_eq!(jwt.name(), "alice");
+        let token = Principal::new(TOKEN_SOURCE, "alice");
+        assert_eq!(token.name(), "alice");
+        assert_ne!(jwt, token);
+        assert_ne!(token, Principal::new(API_KEY_SOURCE, "alice"));
+    }
+
+    #[test]
+    fn legacy_owners_map_to_the_source_that_names_them() {
+        let creds = StaticCredentials::new()
+            .bearer("alice", "t-alice")
+            .api_key("alice", "k-alice")
+            .api_key("ci", "k-ci");
+        let id = |n: &str| creds.legacy_principal(n).map(|p| p.id().to_owned());
+        assert_eq!(id("alice").as_deref(), Some("token:alice"));
+        assert_eq!(id("ci").as_deref(), Some("apikey:ci"));
+        assert_eq!(id("mallory"), None);
     }
 }

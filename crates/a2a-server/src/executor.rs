@@ -95,18 +95,34 @@ pub struct RequestContext {
     pub cancellation: CancellationToken,
     /// Where [`thread`](Self::thread) reads the conversation from.
     pub(crate) store: Option<Arc<dyn crate::store::TaskStore>>,
+    /// The principal that owns the task (see [`owner`](Self::owner)).
+    pub(crate) owner: Option<Arc<str>>,
 }
 
 impl RequestContext {
-    /// The conversation so far (this `contextId`'s earlier tasks, oldest first, then this
-    /// task's own earlier messages): every message of their histories and each task's last
-    /// status message. Up to the 100 most recent tasks of the context; read from the store
-    /// when called, so agents that do not need it pay nothing.
+    /// The qualified id of the principal that owns the task ([`Principal::id`]), when the
+    /// agent requires authentication.
+    ///
+    /// A `contextId` names a conversation within its owner's tasks: another principal naming
+    /// the same `contextId` (or `thread_id`) has a conversation of its own under that id. An
+    /// agent that keeps its own state per conversation keys it by `(owner, context_id)`.
+    ///
+    /// [`Principal::id`]: crate::auth::Principal::id
+    pub fn owner(&self) -> Option<&str> {
+        self.owner.as_deref()
+    }
+
+    /// The conversation so far (this `contextId`'s earlier tasks of the same owner, oldest
+    /// first, then this task's own earlier messages): every message of their histories and
+    /// each task's last status message. Up to the 100 most recent tasks of the context; read
+    /// from the store when called, so agents that do not need it pay nothing. Tasks of other
+    /// principals are never part of it, whatever `contextId` they share.
     pub async fn thread(&self) -> Result<Vec<Message>, crate::store::StoreError> {
         let mut out = Vec::new();
         if let Some(store) = &self.store {
             let mut query = crate::store::TaskQuery::default();
             query.context_id = Some(self.context_id.clone());
+            query.owner = self.owner.clone();
             query.page_size = 100;
             let mut tasks = store.list(&query).await?.tasks;
             // Listed newest first.

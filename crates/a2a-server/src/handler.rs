@@ -413,41 +413,23 @@ impl RequestHandler {
         Ok(task)
     }
 
-    /// `TaskNotFound` unless the caller may see `task_id` (with authentication, only the
-    /// principal that created a task sees it; without, everyone sees every task). Reads
-    /// nothing without authentication.
-    pub(crate) async fn ensure_visible(
-        &self,
-        task_id: &str,
-        call: &CallContext,
-    ) -> Result<(), A2aError> {
-        if call.principal.is_none() {
-            return Ok(());
-        }
-        self.visible_snapshot(task_id, Some(0), call)
-            .await
-            .map(drop)
-    }
-
     /// The snapshot of `task_id` with at most `history` messages, if the caller may see the
-    /// task; else (or when there is no such task) `TaskNotFound`.
+    /// task (with authentication, only the principal that created a task sees it; without,
+    /// everyone sees every task); else (or when there is no such task) `TaskNotFound`.
     pub(crate) async fn visible_snapshot(
         &self,
         task_id: &str,
         history: Option<usize>,
         call: &CallContext,
     ) -> Result<crate::store::TaskSnapshot, A2aError> {
-        let snap = self.runtime.snapshot(task_id, history).await?;
-        if visible_to(snap.owner.as_ref(), call) {
-            Ok(snap)
-        } else {
-            Err(A2aError::task_not_found(task_id))
-        }
+        self.runtime
+            .owned_snapshot(task_id, history, call.principal.as_ref().map(|p| p.id()))
+            .await
     }
 
     /// The task to answer with: lent from the store's log when it keeps logs in memory (no
     /// copy of messages or artifacts), else read as a snapshot.
-    /// With `call`, only a task its caller may see is answered (see [`Self::ensure_visible`]);
+    /// With `call`, only a task its caller may see is answered (see [`Self::visible_snapshot`]);
     /// without, the task is the sender's own.
     async fn answer(
         &self,
@@ -660,7 +642,7 @@ impl RequestHandler {
         query.page_token = req.page_token;
         query.history_length = self.history_limit(req.history_length);
         query.include_artifacts = req.include_artifacts.unwrap_or(false);
-        query.owner = call.principal.as_ref().map(|p| p.0.clone());
+        query.owner = call.principal.as_ref().map(|p| p.shared_id().clone());
         let page = self
             .runtime
             .store()
@@ -690,13 +672,13 @@ impl RequestHandler {
         let operation = async {
             self.admit(&call)?;
             req.validate()?;
-            self.ensure_visible(&req.id, &call).await?;
             self.runtime
                 .cancel(
                     &req.id,
                     req.metadata,
                     call.clone(),
                     self.history_limit(None),
+                    call.principal.as_ref().map(|p| p.id()),
                 )
                 .await
         };
@@ -715,11 +697,15 @@ impl RequestHandler {
             self.admit(call)?;
             self.check_streaming()?;
             req.validate()?;
-            self.ensure_visible(&req.id, call).await?;
             let slot = self.stream_slot(call)?;
             Ok(self
                 .runtime
-                .subscribe(&req.id, call.last_event_id, self.history_limit(None))
+                .subscribe(
+                    &req.id,
+                    call.last_event_id,
+                    self.history_limit(None),
+                    call.principal.as_ref().map(|p| p.id()),
+                )
                 .await?
                 .with_slot(slot))
         };
@@ -807,7 +793,7 @@ fn stream_ids(stream: &TaskEventStream) -> (Option<&str>, Option<&str>) {
 fn visible_to(owner: Option<&Arc<str>>, call: &CallContext) -> bool {
     match &call.principal {
         None => true,
-        Some(p) => owner.is_some_and(|o| **o == *p.name()),
+        Some(p) => owner.is_some_and(|o| **o == *p.id()),
     }
 }
 

@@ -34,7 +34,7 @@ pub use executor::{
     AgentError, AgentExecutor, Binding, CallContext, CancelContext, Canceled, RequestContext,
 };
 pub use handler::{DEFAULT_PAGE_SIZE, HandlerConfig, RequestHandler, SendAnswer, TaskAnswer};
-pub use limits::{CallerRate, CallerStreams, PeerAddr};
+pub use limits::{CallerKeying, CallerRate, CallerStreams, PeerAddr};
 pub use listen::{ConnectionLimits, Tls, open_file_limit, raise_open_file_limit};
 pub use router::{
     Bindings, ServeOptions, agent_routes, agent_rpc_routes, card_routes, grpc_routes,

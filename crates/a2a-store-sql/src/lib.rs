@@ -21,6 +21,7 @@
 mod codec;
 mod leases;
 mod notify;
+mod owners;
 mod retention;
 mod schema;
 #[cfg(feature = "test-util")]
@@ -29,6 +30,7 @@ mod writer;
 
 pub use leases::{AbandonedTask, LeaseConfig, OrphanedPush};
 pub use notify::{NotifyBus, NotifyHub};
+pub use owners::LegacyOwners;
 pub use retention::{IdleTask, RetentionConfig};
 
 use std::collections::HashMap;
@@ -459,14 +461,9 @@ impl TaskStore for SqlTaskStore {
             filters.push(format!("status_ms >= ${}", args.len()));
         }
         if let Some(owner) = &query.owner {
-            // The owner record follows the creation (seq 2); its stored form is exact.
-            let stored = codec::encode(&TaskEvent::Owner(owner.clone()))
-                .map_err(StoreError::Serialization)?;
-            args.push(Arg::Text(stored));
-            filters.push(format!(
-                "EXISTS (SELECT 1 FROM a2a_task_events e WHERE e.agent_id = a2a_tasks.agent_id AND e.task_id = a2a_tasks.id AND e.seq = 2 AND e.event = ${})",
-                args.len()
-            ));
+            // Indexed: (agent_id, principal, status_ms, id).
+            args.push(Arg::Text(owner.to_string()));
+            filters.push(format!("principal = ${}", args.len()));
         }
         let where_all = format!(" WHERE {}", filters.join(" AND "));
         let total: i64 = {

@@ -1,6 +1,7 @@
 //! The schema, as numbered migrations, applied at connect.
 //!
-//! `owner` is the store instance (process) that last appended to a task; `a2a_instances`
+//! `owner` is the store instance (process) that last appended to a task (not to be confused
+//! with `principal`, the authenticated caller the task belongs to); `a2a_instances`
 //! holds each live instance's heartbeat, so the tasks of a process that stopped beating can
 //! be found (see `leases.rs`).
 //! Every row carries the `agent_id` of the agent whose task it is, so the agents of one host
@@ -13,14 +14,39 @@ use sqlx::AnyPool;
 
 use crate::Dialect;
 
-/// `(version, statements)`, in order. Never edit a released migration; add one. The DDL so
-/// far is portable (TEXT, BIGINT, composite keys), so both dialects share it; a migration
-/// that is not gets a per-dialect list here.
-const MIGRATIONS: &[(i64, &[&str])] = &[
+/// A statement of a migration: for both dialects, or for one.
+#[derive(Clone, Copy)]
+enum Stmt {
+    Both(&'static str),
+    Sqlite(&'static str),
+    Postgres(&'static str),
+}
+
+impl Stmt {
+    fn for_dialect(self, dialect: Dialect) -> Option<&'static str> {
+        match (self, dialect) {
+            (Self::Both(s), _)
+            | (Self::Sqlite(s), Dialect::Sqlite)
+            | (Self::Postgres(s), Dialect::Postgres) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+use Stmt::{Both, Postgres, Sqlite};
+
+/// The prefix migration 4 gives the owners of tasks stored before: bare names, from before
+/// principals were qualified by their source. `SqlTaskStore::qualify_legacy_owners` maps
+/// them; until then they match no caller.
+pub(crate) const LEGACY_OWNER: &str = "legacy:";
+
+/// `(version, statements)`, in order. Never edit a released migration; add one. Most DDL is
+/// portable (TEXT, BIGINT, composite keys); what is not comes once per dialect.
+const MIGRATIONS: &[(i64, &[Stmt])] = &[
     (
         1,
         &[
-            "CREATE TABLE a2a_tasks (
+            Both("CREATE TABLE a2a_tasks (
             agent_id TEXT NOT NULL,
             id TEXT NOT NULL,
             context_id TEXT NOT NULL,
@@ -31,36 +57,36 @@ const MIGRATIONS: &[(i64, &[&str])] = &[
             updated_ms BIGINT NOT NULL,
             owner TEXT NOT NULL,
             PRIMARY KEY (agent_id, id)
-        )",
-            "CREATE INDEX a2a_tasks_by_status ON a2a_tasks (agent_id, status_ms DESC, id DESC)",
-            "CREATE INDEX a2a_tasks_by_context ON a2a_tasks (agent_id, context_id, status_ms DESC, id DESC)",
-            "CREATE INDEX a2a_tasks_by_state ON a2a_tasks (state, updated_ms)",
-            "CREATE TABLE a2a_instances (
+        )"),
+            Both("CREATE INDEX a2a_tasks_by_status ON a2a_tasks (agent_id, status_ms DESC, id DESC)"),
+            Both("CREATE INDEX a2a_tasks_by_context ON a2a_tasks (agent_id, context_id, status_ms DESC, id DESC)"),
+            Both("CREATE INDEX a2a_tasks_by_state ON a2a_tasks (state, updated_ms)"),
+            Both("CREATE TABLE a2a_instances (
             instance_id TEXT PRIMARY KEY,
             started_ms BIGINT NOT NULL,
             heartbeat_ms BIGINT NOT NULL
-        )",
-            "CREATE TABLE a2a_task_events (
+        )"),
+            Both("CREATE TABLE a2a_task_events (
             agent_id TEXT NOT NULL,
             task_id TEXT NOT NULL,
             seq BIGINT NOT NULL,
             state BIGINT NOT NULL,
             event TEXT NOT NULL,
             PRIMARY KEY (agent_id, task_id, seq)
-        )",
-            "CREATE TABLE a2a_push_configs (
+        )"),
+            Both("CREATE TABLE a2a_push_configs (
             agent_id TEXT NOT NULL,
             task_id TEXT NOT NULL,
             config_id TEXT NOT NULL,
             config TEXT NOT NULL,
             PRIMARY KEY (agent_id, task_id, config_id)
-        )",
+        )"),
         ],
     ),
     // Push configs list in the order they were first stored.
     (
         2,
-        &["ALTER TABLE a2a_push_configs ADD COLUMN position BIGINT NOT NULL DEFAULT 0"],
+        &[Both("ALTER TABLE a2a_push_configs ADD COLUMN position BIGINT NOT NULL DEFAULT 0")],
     ),
     // Push delivery progress: the last event delivered and the process delivering, so that
     // deliveries a stopped process left unfinished are resumed (see `leases.rs`). Configs
@@ -70,10 +96,43 @@ const MIGRATIONS: &[(i64, &[&str])] = &[
     (
         3,
         &[
-            "ALTER TABLE a2a_push_configs ADD COLUMN delivered_seq BIGINT NOT NULL DEFAULT 0",
-            "ALTER TABLE a2a_push_configs ADD COLUMN delivery_owner TEXT NOT NULL DEFAULT ''",
-            "ALTER TABLE a2a_push_configs ADD COLUMN claimed_ms BIGINT NOT NULL DEFAULT 0",
-            "UPDATE a2a_push_configs SET delivered_seq = 9223372036854775807",
+            Both("ALTER TABLE a2a_push_configs ADD COLUMN delivered_seq BIGINT NOT NULL DEFAULT 0"),
+            Both("ALTER TABLE a2a_push_configs ADD COLUMN delivery_owner TEXT NOT NULL DEFAULT ''"),
+            Both("ALTER TABLE a2a_push_configs ADD COLUMN claimed_ms BIGINT NOT NULL DEFAULT 0"),
+            Both("UPDATE a2a_push_configs SET delivered_seq = 9223372036854775807"),
+        ],
+    ),
+    // The principal a task belongs to, as a column with an index (an authenticated listing
+    // is an indexed query), and owners qualified by their source: the bare names stored
+    // before (`alice`) become `legacy:alice` in the column and in the owner event alike, to
+    // be mapped to `token:alice`, `jwt:{iss}:alice`, … by `qualify_legacy_owners`, which
+    // knows the configuration that vouched for them. Until then they match no caller.
+    (
+        4,
+        &[
+            Both("ALTER TABLE a2a_tasks ADD COLUMN principal TEXT"),
+            Sqlite(
+                "UPDATE a2a_task_events SET event = '{\"owner\":' || json_quote('legacy:' || json_extract(event, '$.owner')) || '}'
+                WHERE seq = 2 AND event LIKE '{\"owner\":%'",
+            ),
+            Postgres(
+                "UPDATE a2a_task_events SET event = '{\"owner\":' || to_json('legacy:' || (event::json ->> 'owner'))::text || '}'
+                WHERE seq = 2 AND event LIKE '{\"owner\":%'",
+            ),
+            Sqlite(
+                "UPDATE a2a_tasks SET principal = (SELECT json_extract(e.event, '$.owner') FROM a2a_task_events e
+                WHERE e.agent_id = a2a_tasks.agent_id AND e.task_id = a2a_tasks.id AND e.seq = 2 AND e.event LIKE '{\"owner\":%')",
+            ),
+            Postgres(
+                "UPDATE a2a_tasks t SET principal = (SELECT e.event::json ->> 'owner' FROM a2a_task_events e
+                WHERE e.agent_id = t.agent_id AND e.task_id = t.id AND e.seq = 2 AND e.event LIKE '{\"owner\":%')",
+            ),
+            Both(
+                "CREATE INDEX a2a_tasks_by_principal ON a2a_tasks (agent_id, principal, status_ms DESC, id DESC)",
+            ),
+            Both(
+                "CREATE INDEX a2a_tasks_legacy_owner ON a2a_tasks (principal) WHERE principal LIKE 'legacy:%'",
+            ),
         ],
     ),
 ];
@@ -91,7 +150,7 @@ pub(crate) async fn migrate(pool: &AnyPool, dialect: Dialect) -> Result<(), sqlx
             .execute(&mut *conn)
             .await?;
     }
-    let result = migrate_on(&mut conn).await;
+    let result = migrate_on(&mut conn, dialect).await;
     if dialect == Dialect::Postgres {
         sqlx::query("SELECT pg_advisory_unlock($1)")
             .bind(MIGRATION_LOCK)
@@ -101,7 +160,7 @@ pub(crate) async fn migrate(pool: &AnyPool, dialect: Dialect) -> Result<(), sqlx
     result
 }
 
-async fn migrate_on(conn: &mut sqlx::AnyConnection) -> Result<(), sqlx::Error> {
+async fn migrate_on(conn: &mut sqlx::AnyConnection, dialect: Dialect) -> Result<(), sqlx::Error> {
     use sqlx::Connection;
     sqlx::query(
         "CREATE TABLE IF NOT EXISTS a2a_schema (version BIGINT PRIMARY KEY, applied_ms BIGINT NOT NULL)",
@@ -117,7 +176,7 @@ async fn migrate_on(conn: &mut sqlx::AnyConnection) -> Result<(), sqlx::Error> {
     let current = current.unwrap_or(0);
     for (version, statements) in MIGRATIONS.iter().filter(|(v, _)| *v > current) {
         let mut tx = conn.begin().await?;
-        for statement in *statements {
+        for statement in statements.iter().filter_map(|s| s.for_dialect(dialect)) {
             sqlx::query(statement).execute(&mut *tx).await?;
         }
         sqlx::query("INSERT INTO a2a_schema (version, applied_ms) VALUES ($1, $2)")

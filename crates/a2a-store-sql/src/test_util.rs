@@ -86,6 +86,27 @@ pub async fn postgres_schema_url() -> Option<String> {
     Some(format!("{url}{sep}options=-c%20search_path%3D{schema}"))
 }
 
+/// The URL of a new schema of the test database holding what `script` makes, with every
+/// `__SCHEMA__` in it naming that schema (a `pg_dump` of another schema, edited so); `None`:
+/// see [`postgres_url`].
+pub async fn postgres_schema_from(script: &str) -> Option<String> {
+    use sqlx::Connection;
+    let url = postgres_schema_url().await?;
+    let schema = url
+        .rsplit("search_path%3D")
+        .next()
+        .expect("a schema in the URL")
+        .to_owned();
+    let mut conn = sqlx::PgConnection::connect(&url)
+        .await
+        .expect("connect to A2A_TEST_POSTGRES_URL");
+    sqlx::raw_sql(&script.replace("__SCHEMA__", &schema))
+        .execute(&mut conn)
+        .await
+        .expect("load the script");
+    Some(url)
+}
+
 /// A store in a new schema of the test database.
 pub async fn postgres() -> Option<SqlTaskStore> {
     let url = postgres_schema_url().await?;

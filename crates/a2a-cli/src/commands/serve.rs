@@ -123,15 +123,22 @@ pub(crate) struct ServeArgs {
     /// no bound]. A blocking send counts until its task ends, a stream until it starts.
     #[arg(long, value_name = "N")]
     max_in_flight: Option<usize>,
-    /// Most streams (SSE or gRPC) one caller, known by its IP address, holds open at once;
-    /// beyond it, a new stream gets a RESOURCE_EXHAUSTED error (HTTP 429) [default: no
-    /// bound, since callers behind one proxy or NAT share an address].
+    /// Most streams (SSE or gRPC) one caller (its principal, else its network: see
+    /// --caller-ipv6-prefix) holds open at once; beyond it, a new stream gets a
+    /// RESOURCE_EXHAUSTED error (HTTP 429) [default: no bound, since callers behind one
+    /// proxy or NAT share an address].
     #[arg(long, value_name = "N")]
     max_streams_per_caller: Option<usize>,
-    /// Most requests a second one caller (its principal, else its IP address) may make on
-    /// average; beyond it, RESOURCE_EXHAUSTED (HTTP 429) [default: no bound].
+    /// Most requests a second one caller (its principal, else its network: see
+    /// --caller-ipv6-prefix) may make on average; beyond it, RESOURCE_EXHAUSTED (HTTP 429)
+    /// [default: no bound].
     #[arg(long, value_name = "N")]
     rate_per_caller: Option<f64>,
+    /// Unauthenticated IPv6 callers are told apart by this many leading bits of their
+    /// address for the per-caller bounds (one host commonly holds a whole /64); IPv4
+    /// callers by their address.
+    #[arg(long, value_name = "BITS", default_value_t = 64)]
+    caller_ipv6_prefix: u8,
     /// Requests one caller may make at once before --rate-per-caller applies [default: the
     /// rate, at least 1].
     #[arg(long, value_name = "N", requires = "rate_per_caller")]
@@ -480,6 +487,16 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         a2a_server::push::PushSigner::new(key, jku)
     });
     let shared = policy::shared(&args, push_signer)?;
+    if let (Some((db, _)), Some(auth)) = (&db, &shared.auth) {
+        // Tasks stored by a version that named owners without their source are given the
+        // principal the configured credentials vouch for.
+        let auth = auth.clone();
+        db.qualify_legacy_owners(&move |name| {
+            auth.legacy_principal(name).map(|p| p.id().to_owned())
+        })
+        .await
+        .context("cannot qualify the owners of tasks stored by an earlier version")?;
+    }
     for agent in &agents {
         let (handler, memory) = handler_for(agent, db.as_ref(), &args, shared.clone());
         in_memory.extend(memory.map(|store| (store, handler.clone())));

@@ -1,6 +1,7 @@
 //! JWTs verified against a JWKS URL: signature (asymmetric algorithms only), issuer,
-//! audience, expiry and not-before with a clock-skew allowance. The principal is the token's
-//! `sub` claim. Keys are fetched at first use and again when a token names a key id not seen
+//! audience, expiry and not-before with a clock-skew allowance. `exp` and `sub` are always
+//! required, and `iss` and `aud` whenever they are configured (a token that leaves one out
+//! is refused, never waved through). The principal is `jwt:{iss}:{sub}`. Keys are fetched at first use and again when a token names a key id not seen
 //! yet (at most every 30 s) or the set is 10 minutes old; one fetch at a time, while other
 //! requests go on verifying with the keys already fetched.
 
@@ -23,9 +24,9 @@ use super::{Authenticator, Principal, bearer_token, requirement};
 pub struct JwtSettings {
     /// Where the issuer publishes its keys (a JWK Set).
     pub jwks_url: String,
-    /// The required `iss` (`None`: any).
+    /// The `iss` every token must carry (`None`: any, or none).
     pub issuer: Option<String>,
-    /// The required `aud` (`None`: any).
+    /// The `aud` every token must carry (`None`: any, or none).
     pub audience: Option<String>,
     /// Allowed clock skew for `exp` and `nbf` (default 60 s).
     pub leeway: Duration,
@@ -226,7 +227,16 @@ impl JwtAuthenticator {
 
 #[derive(serde::Deserialize)]
 struct Claims {
+    /// Required; defaulted here so that a token without it is refused for what it lacks.
+    #[serde(default)]
     sub: String,
+    #[serde(default)]
+    iss: Option<String>,
+}
+
+/// The source of the principals of tokens issued by `issuer` (`jwt:` when none is named).
+fn source(issuer: Option<&str>) -> String {
+    format!("jwt:{}", issuer.unwrap_or_default())
 }
 
 #[async_trait]
@@ -276,7 +286,16 @@ impl Authenticator for JwtAuthenticator {
         let mut validation = Validation::new(header.alg);
         validation.leeway = self.settings.leeway.as_secs();
         validation.validate_nbf = true;
-        validation.set_required_spec_claims(&["exp", "sub"]);
+        // The library compares `iss` and `aud` only when a token carries them: leaving one
+        // out must not get a token past the limit it sets.
+        let mut required = vec!["exp", "sub"];
+        if self.settings.issuer.is_some() {
+            required.push("iss");
+        }
+        if self.settings.audience.is_some() {
+            required.push("aud");
+        }
+        validation.set_required_spec_claims(&required);
         match &self.settings.issuer {
             Some(iss) => validation.set_issuer(&[iss]),
             None => validation.iss = None,
@@ -287,19 +306,37 @@ impl Authenticator for JwtAuthenticator {
         }
         let data = jsonwebtoken::decode::<Claims>(token, key, &validation).map_err(|e| {
             use jsonwebtoken::errors::ErrorKind;
+            let missing;
             invalid(match e.kind() {
                 ErrorKind::ExpiredSignature => "it has expired",
                 ErrorKind::ImmatureSignature => "it is not valid yet",
                 ErrorKind::InvalidIssuer => "wrong issuer",
                 ErrorKind::InvalidAudience => "wrong audience",
                 ErrorKind::InvalidSignature => "bad signature",
-                ErrorKind::MissingRequiredClaim(_) => "a required claim is missing",
+                ErrorKind::MissingRequiredClaim(claim) => {
+                    missing = format!("it has no `{claim}` claim, which this agent requires");
+                    &missing
+                }
                 _ => "it cannot be verified",
             })
         })?;
         if data.claims.sub.is_empty() {
-            return Err(invalid("empty subject"));
+            return Err(invalid(
+                "it has no `sub` claim (or an empty one), which this agent requires",
+            ));
         }
-        Ok(Principal(Arc::from(data.claims.sub)))
+        let issuer = self
+            .settings
+            .issuer
+            .as_deref()
+            .or(data.claims.iss.as_deref());
+        Ok(Principal::new(&source(issuer), &data.claims.sub))
+    }
+
+    /// `jwt:{iss}:{name}` when the issuer is configured (without it, the issuer of a task
+    /// stored before cannot be known).
+    fn legacy_principal(&self, name: &str) -> Option<Principal> {
+        let issuer = self.settings.issuer.as_deref()?;
+        Some(Principal::new(&source(Some(issuer)), name))
     }
 }

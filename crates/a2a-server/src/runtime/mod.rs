@@ -224,6 +224,7 @@ impl TaskRuntime {
         }
 
         let req = *req;
+        let owner = req.call.principal.as_ref().map(|p| p.shared_id().clone());
         let ctx = RequestContext {
             task_id: req.task_id,
             context_id: req.context_id,
@@ -234,6 +235,7 @@ impl TaskRuntime {
             call: req.call,
             cancellation: CancellationToken::new(),
             store: Some(sh.store.clone()),
+            owner,
         };
         let task_id = ctx.task_id.clone();
         let (fut, updater) = self.launch(&active, ctx, !exists);
@@ -277,7 +279,7 @@ impl TaskRuntime {
             sh.store.clone(),
             sh.bus.clone(),
             creates.then(|| ctx.message.clone()),
-            ctx.call.principal.as_ref().map(|p| p.0.clone()),
+            ctx.owner.clone(),
         );
         let (abort, registration) = AbortHandle::new_pair();
         let slot = ExecutionSlot {
@@ -312,16 +314,18 @@ impl TaskRuntime {
     }
 
     /// Cancels a task: asks the executor, fires the cancellation token of its running
-    /// executions, records `TASK_STATE_CANCELED` and returns the task.
+    /// executions, records `TASK_STATE_CANCELED` and returns the task. With `owned_by`, a
+    /// task someone else owns answers `TaskNotFound`, as one that does not exist.
     pub async fn cancel(
         &self,
         task_id: &str,
         metadata: Option<Map<String, Value>>,
         call: Arc<CallContext>,
         history_length: Option<usize>,
+        owned_by: Option<&str>,
     ) -> Result<Task, A2aError> {
         let sh = &self.shared;
-        let snap = self.snapshot(task_id, Some(0)).await?;
+        let snap = self.owned_snapshot(task_id, Some(0), owned_by).await?;
         let state = snap.task.status.state;
         if state.is_terminal() {
             return Err(A2aError::TaskNotCancelable {
@@ -397,6 +401,21 @@ impl TaskRuntime {
             .ok_or_else(|| A2aError::task_not_found(task_id))
     }
 
+    /// [`snapshot`](Self::snapshot), refusing a task not owned by `owned_by` (when set) as
+    /// `TaskNotFound`.
+    pub async fn owned_snapshot(
+        &self,
+        task_id: &str,
+        history_length: Option<usize>,
+        owned_by: Option<&str>,
+    ) -> Result<TaskSnapshot, A2aError> {
+        let snap = self.snapshot(task_id, history_length).await?;
+        match owned_by {
+            Some(o) if snap.owner.as_deref() != Some(o) => Err(A2aError::task_not_found(task_id)),
+            _ => Ok(snap),
+        }
+    }
+
     /// Fails a task whose execution was lost with the process that ran it (a store's lease
     /// sweep finds such tasks), publishing the failure to its subscribers. Does nothing, and
     /// returns `false`, when an execution of the task runs in this process or the task is no
@@ -427,6 +446,7 @@ impl TaskRuntime {
             return fail.await;
         }
         let snap = self.snapshot(task_id, None).await?;
+        let owner = snap.owner;
         let task = snap.task;
         if !matches!(task.status.state, TaskState::Submitted | TaskState::Working) {
             return Ok(Recovery::NotNeeded);
@@ -455,6 +475,7 @@ impl TaskRuntime {
             call: Arc::new(CallContext::new(a2a_types::ProtocolVersion::V1)),
             cancellation: CancellationToken::new(),
             store: Some(self.store().clone()),
+            owner,
         };
         let (fut, updater) = self.launch(&active, ctx, false);
         // Claim the task first: of two processes recovering it, one appends, the other
@@ -544,16 +565,21 @@ impl TaskRuntime {
     /// Follows an existing task: the current snapshot first (or, with `after_seq`, the
     /// events logged after it), then live events until a terminal state. Interrupted states
     /// do not end a subscription (spec §3.1.6): the task goes on when its input arrives.
+    /// With `owned_by`, a task someone else owns answers `TaskNotFound`, as one that does
+    /// not exist.
     pub async fn subscribe(
         &self,
         task_id: &str,
         after_seq: Option<u64>,
         history_length: Option<usize>,
+        owned_by: Option<&str>,
     ) -> Result<TaskEventStream, A2aError> {
         let sh = &self.shared;
         // Subscribe before reading, so nothing falls between the read and the first event.
         let sub = sh.bus.subscribe(task_id);
-        let snap = self.snapshot(task_id, history_length).await?;
+        let snap = self
+            .owned_snapshot(task_id, history_length, owned_by)
+            .await?;
         let state = snap.task.status.state;
         match after_seq {
             Some(after) if after < snap.seq => {

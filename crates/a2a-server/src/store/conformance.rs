@@ -146,6 +146,15 @@ pub async fn owners(store: Arc<dyn TaskStore>) {
     assert_eq!(alice.total_size, 1);
     assert_eq!(list(Some("carol")).await.total_size, 0);
     assert_eq!(list(None).await.total_size, 3);
+    // A context holds each owner's tasks apart: filtering by both gives the owner's only.
+    let mut q = TaskQuery::default();
+    q.page_size = 10;
+    q.context_id = Some("c".into());
+    q.owner = Some(Arc::from("bob"));
+    let page = store.list(&q).await.unwrap();
+    let ids: Vec<&str> = page.tasks.iter().map(|t| t.id.as_str()).collect();
+    assert_eq!(ids, ["t3"]);
+    assert_eq!(page.total_size, 1);
 }
 
 /// Creating a task stores it at sequence 1.

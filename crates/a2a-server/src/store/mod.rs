@@ -194,6 +194,10 @@ pub const PUSH_DELIVERY_DONE: u64 = i64::MAX as u64;
 /// - `events_after(id, n)` returns the records with `seq > n` in order.
 /// - `list` orders by status timestamp, newest first (ties by task id, descending), and
 ///   pages with opaque cursors that stay valid while tasks are added.
+/// - A task's [`TaskEvent::Owner`], when it has one, comes in the append that creates it,
+///   right after [`TaskEvent::Created`]; `get` reports it, and `list` with
+///   [`TaskQuery::owner`] returns only that owner's tasks (stores that serve many callers
+///   index it).
 /// - Implementations may evict old terminal tasks (documented per implementation); they
 ///   never evict a task that is not terminal. A task's push notification configs go with it.
 /// - `put_push_config` stores a config under its `id` (replacing one with the same id) for

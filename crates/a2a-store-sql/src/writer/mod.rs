@@ -141,7 +141,7 @@ pub(crate) struct Round<'a> {
 }
 
 impl Round<'_> {
-    /// `[agent, id, context, state, status_ms, seq]` of each new task.
+    /// `[agent, id, context, state, status_ms, seq, principal or null]` of each new task.
     pub(crate) fn creates_json(&self) -> String {
         let rows: Vec<_> = self
             .creates
@@ -154,6 +154,7 @@ impl Round<'_> {
                     p.after.state.number(),
                     p.status_ms.unwrap_or(0),
                     p.after.seq,
+                    p.principal.as_deref(),
                 )
             })
             .collect();
@@ -234,6 +235,8 @@ pub(crate) struct Planned {
     pub(crate) expected: u64,
     /// The context of a new task.
     pub(crate) context_id: Option<String>,
+    /// The principal a new task belongs to (its [`TaskEvent::Owner`]).
+    pub(crate) principal: Option<Arc<str>>,
     pub(crate) after: Position,
     pub(crate) status_ms: Option<i64>,
     pub(crate) rows: Vec<(String, TaskEventRecord)>,
@@ -388,7 +391,9 @@ impl<C: WriteConn> Writer<C> {
             expected,
             events,
         } = job;
+        let mut principal = None;
         let (mut state, context_id) = if expected == 0 {
+            principal = a2a_server::store::owner_in(events.iter()).cloned();
             match events.first() {
                 Some(TaskEvent::Created(t)) => (TaskState::Unspecified, Some(t.context_id.clone())),
                 _ => return Err(StoreError::NotCreated(key.1)),
@@ -423,6 +428,7 @@ impl<C: WriteConn> Writer<C> {
             key,
             expected,
             context_id,
+            principal,
             after: Position { seq, state },
             status_ms,
             rows,

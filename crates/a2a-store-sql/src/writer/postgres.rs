@@ -13,18 +13,18 @@ use sqlx::{Connection, Row};
 use super::{DbError, Key, Position, Round, WriteConn};
 use crate::{seq_of, state_of};
 
-/// New tasks `$1`–`$6`, updates `$7`–`$12`, events `$13`–`$17` (parallel arrays, see
-/// [`Columns`]), `$18` now, `$19` owner. Events are inserted only for the tasks the insert or
+/// New tasks `$1`–`$6` and `$20` (their principals), updates `$7`–`$12`, events `$13`–`$17`
+/// (parallel arrays, see [`Columns`]), `$18` now, `$19` owner (this process). Events are inserted only for the tasks the insert or
 /// the update wrote.
 ///
 /// Notices to other processes are not sent from here: PostgreSQL serializes the commits of
 /// transactions that notify (a lock on the notification queue), which would make the
 /// writers take turns. `notify.rs` sends them from one connection of its own.
 const WRITE: &str = "WITH created AS (
-        INSERT INTO a2a_tasks (agent_id, id, context_id, state, status_ms, seq, created_ms, updated_ms, owner)
-        SELECT j.agent, j.id, j.context, j.state, j.status_ms, j.seq, $18, $18, $19
-        FROM unnest($1::text[], $2::text[], $3::text[], $4::int8[], $5::int8[], $6::int8[])
-            AS j(agent, id, context, state, status_ms, seq)
+        INSERT INTO a2a_tasks (agent_id, id, context_id, state, status_ms, seq, created_ms, updated_ms, owner, principal)
+        SELECT j.agent, j.id, j.context, j.state, j.status_ms, j.seq, $18, $18, $19, j.principal
+        FROM unnest($1::text[], $2::text[], $3::text[], $4::int8[], $5::int8[], $6::int8[], $20::text[])
+            AS j(agent, id, context, state, status_ms, seq, principal)
         ON CONFLICT (agent_id, id) DO NOTHING
         RETURNING agent_id, id
     ), updated AS (
@@ -85,6 +85,7 @@ struct Columns<'a> {
     c_state: Column<i64>,
     c_status_ms: Column<i64>,
     c_seq: Column<i64>,
+    c_principal: Column<Option<&'a str>>,
     u_agent: Column<&'a str>,
     u_id: Column<&'a str>,
     u_expected: Column<i64>,
@@ -113,6 +114,7 @@ impl<'a> Columns<'a> {
             c.c_state.push(p.after.state.number().into());
             c.c_status_ms.push(p.status_ms.unwrap_or(0));
             c.c_seq.push(int(p.after.seq));
+            c.c_principal.push(p.principal.as_deref());
         }
         for p in &round.updates {
             c.u_agent.push(&*p.key.0);
@@ -178,6 +180,7 @@ impl WriteConn for Conn {
             .bind(c.e_event)
             .bind(round.now)
             .bind(round.owner)
+            .bind(c.c_principal)
             .fetch_all(&mut self.0)
             .await?;
         rows.iter()

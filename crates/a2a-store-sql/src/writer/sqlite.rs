@@ -16,9 +16,10 @@ use tokio::sync::mpsc;
 use super::{Append, DbError, Key, Position, Reply, Round, WriteConn, Writer};
 use crate::{seq_of, state_of};
 
-const CREATE: &str = "INSERT INTO a2a_tasks (agent_id, id, context_id, state, status_ms, seq, created_ms, updated_ms, owner)
+const CREATE: &str = "INSERT INTO a2a_tasks (agent_id, id, context_id, state, status_ms, seq, created_ms, updated_ms, owner, principal)
     SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'),
-        json_extract(value, '$[3]'), json_extract(value, '$[4]'), json_extract(value, '$[5]'), ?2, ?2, ?3
+        json_extract(value, '$[3]'), json_extract(value, '$[4]'), json_extract(value, '$[5]'), ?2, ?2, ?3,
+        json_extract(value, '$[6]')
     FROM json_each(?1) WHERE true
     ON CONFLICT (agent_id, id) DO NOTHING
     RETURNING agent_id, id";

@@ -22,9 +22,13 @@ pub(super) fn shared(
     args: &ServeArgs,
     push_signer: Option<a2a_server::push::PushSigner>,
 ) -> anyhow::Result<Shared> {
+    if args.caller_ipv6_prefix > 128 {
+        bail!("--caller-ipv6-prefix must be between 0 and 128 bits");
+    }
+    let keying = a2a_server::CallerKeying::default().with_ipv6_prefix(args.caller_ipv6_prefix);
     let streams = match args.max_streams_per_caller {
         Some(0) => bail!("--max-streams-per-caller must be at least 1"),
-        Some(n) => Some(a2a_server::CallerStreams::new(n)),
+        Some(n) => Some(a2a_server::CallerStreams::with_keying(n, keying)),
         None => None,
     };
     let auth = authenticator(args)?;
@@ -32,7 +36,11 @@ pub(super) fn shared(
         Some(r) if !(r > 0.0 && r.is_finite()) => {
             bail!("--rate-per-caller must be a positive number of requests a second")
         }
-        Some(r) => Some(a2a_server::CallerRate::new(r, args.rate_burst.unwrap_or(r))),
+        Some(r) => Some(a2a_server::CallerRate::with_keying(
+            r,
+            args.rate_burst.unwrap_or(r),
+            keying,
+        )),
         None => None,
     };
     let push = if args.no_push {

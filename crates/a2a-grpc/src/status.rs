@@ -20,6 +20,7 @@ pub fn code_of(err: &A2aError) -> Code {
         "FAILED_PRECONDITION" => Code::FailedPrecondition,
         "RESOURCE_EXHAUSTED" => Code::ResourceExhausted,
         "UNAUTHENTICATED" => Code::Unauthenticated,
+        "UNAVAILABLE" => Code::Unavailable,
         _ => Code::Unknown,
     }
 }

@@ -193,6 +193,12 @@ impl AgentHost {
         if let Some(signer) = &self.options.card_signer {
             router = router.merge(a2a_server::router::jwks_routes(signer.clone()));
         }
+        let stores = self
+            .handlers()
+            .iter()
+            .map(|h| h.runtime().store().clone())
+            .collect();
+        router = router.merge(a2a_server::router::health_routes(stores));
         if self.options.metrics {
             router.merge(a2a_server::router::metrics_routes())
         } else {

@@ -21,6 +21,9 @@ pub enum BusEvent {
     Record(Arc<TaskEventRecord>),
     /// The agent answered with a direct message instead of a task.
     Reply(Arc<Message>),
+    /// The execution that was to create the task could not (its store failed, with this
+    /// reason): nothing follows. Local to the process that ran it.
+    NotCreated(Arc<str>),
     /// Another process appended to the task's log, which now ends at `seq` in `state`:
     /// the events themselves are read from the shared store. Carried by buses that span
     /// processes ([`EventBus::spans_processes`]).

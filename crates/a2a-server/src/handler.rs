@@ -522,6 +522,13 @@ impl RequestHandler {
         if let Some(reply) = execution.updater().take_reply() {
             return Ok(SendAnswer::Message(reply));
         }
+        // The store failed before the task existed: nothing was done that a retry repeats.
+        let unwritten = execution
+            .updater()
+            .with_turn(|t| t.store_failed.clone().filter(|_| !t.task_exists));
+        if unwritten.is_some() {
+            return Err(crate::runtime::task_not_created());
+        }
         // A task this process wrote all of: answer from what was written, not a read.
         if let Some(log) = execution.updater().written_log().await
             && matches!(log.first().map(|r| &r.event), Some(TaskEvent::Created(_)))

@@ -88,6 +88,32 @@ async fn metrics() -> Response {
         .into_response()
 }
 
+/// `GET /healthz` (liveness: the process answers, always 200) and `GET /readyz` (readiness:
+/// 200 while every store of `stores` is [reachable](crate::store::TaskStore::reachable), else
+/// 503 naming what is not), for load balancers and orchestrators. Both are plain text.
+pub fn health_routes(stores: Vec<Arc<dyn crate::store::TaskStore>>) -> Router {
+    Router::new()
+        .route("/healthz", get(|| async { "ok\n" }))
+        .route(
+            "/readyz",
+            get(move || {
+                let ready = stores.iter().all(|s| s.reachable());
+                async move {
+                    if ready {
+                        (axum::http::StatusCode::OK, "ready\n").into_response()
+                    } else {
+                        (
+                            axum::http::StatusCode::SERVICE_UNAVAILABLE,
+                            [(axum::http::header::RETRY_AFTER, "1")],
+                            "not ready: the task store cannot be reached\n",
+                        )
+                            .into_response()
+                    }
+                }
+            }),
+        )
+}
+
 /// Which bindings are served (all by default). gRPC needs the `grpc` feature.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]

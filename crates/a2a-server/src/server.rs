@@ -87,6 +87,9 @@ impl A2aServer {
         if let Some(signer) = &self.options.card_signer {
             router = router.merge(crate::router::jwks_routes(signer.clone()));
         }
+        router = router.merge(crate::router::health_routes(vec![
+            self.handler.runtime().store().clone(),
+        ]));
         if self.options.metrics {
             router.merge(crate::router::metrics_routes())
         } else {

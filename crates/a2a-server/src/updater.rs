@@ -41,6 +41,12 @@ pub(crate) struct Turn {
     pub(crate) reply: Option<Message>,
     /// This execution moved the task to a terminal or interrupted state, or replied.
     pub(crate) ended: bool,
+    /// A write of this execution failed in the store (not a lifecycle refusal or a
+    /// conflict): why, as the store said.
+    pub(crate) store_failed: Option<Arc<str>>,
+    /// Creating the task failed in the store: nothing more is written by this execution
+    /// (the client message it was created with is gone with the failed write).
+    pub(crate) creation_failed: bool,
 }
 
 #[derive(Debug)]
@@ -265,6 +271,24 @@ impl TaskUpdater {
         self.inner.turn_changed.notified().await;
     }
 
+    /// Records that a write failed in the store (`creating`: the write that creates the task);
+    /// the error to return.
+    fn store_failed(&self, e: StoreError, creating: bool) -> UpdaterError {
+        {
+            let mut turn = self.turn();
+            turn.store_failed = Some(Arc::from(e.to_string()));
+            turn.creation_failed |= creating;
+        }
+        if creating {
+            // Whoever follows the task (a stream opened for it) learns it will not exist.
+            self.inner.bus.publish(
+                &self.inner.task_id,
+                BusEvent::NotCreated(Arc::from(e.to_string())),
+            );
+        }
+        UpdaterError::Store(e)
+    }
+
     /// Fills in the ids and role of an agent message.
     fn own(&self, mut m: Message) -> Message {
         if m.role == Role::Unspecified {
@@ -299,15 +323,26 @@ impl TaskUpdater {
     }
 
     async fn write(&self, event: TaskEvent) -> Result<(), UpdaterError> {
-        if self.turn().reply.is_some() {
-            return Err(UpdaterError::AlreadyReplied);
+        {
+            let turn = self.turn();
+            if turn.reply.is_some() {
+                return Err(UpdaterError::AlreadyReplied);
+            }
+            if turn.creation_failed {
+                let why = turn.store_failed.as_deref().unwrap_or_default();
+                return Err(UpdaterError::Store(StoreError::Unavailable(format!(
+                    "the task could not be created: {why}"
+                ))));
+            }
         }
         let inner = &*self.inner;
         let mut w = inner.active.writer.lock().await;
         if !w.loaded {
-            w.load(&*inner.store, &inner.task_id)
-                .await
-                .map_err(UpdaterError::Store)?;
+            match w.load(&*inner.store, &inner.task_id).await {
+                Ok(()) => {}
+                Err(e @ StoreError::NotFound(_)) => return Err(UpdaterError::Store(e)),
+                Err(e) => return Err(self.store_failed(e, false)),
+            }
         }
         if w.state.is_terminal() {
             return Err(UpdaterError::TaskClosed(w.state));
@@ -331,9 +366,21 @@ impl TaskUpdater {
             }
             batch
         };
-        w.append(&*inner.store, &*inner.bus, &inner.task_id, batch)
+        let creating = !w.created;
+        if let Err(e) = w
+            .append(&*inner.store, &*inner.bus, &inner.task_id, batch)
             .await
-            .map_err(UpdaterError::Store)?;
+        {
+            let refused = matches!(e, StoreError::Conflict { .. } | StoreError::NotFound(_));
+            let e = if refused {
+                UpdaterError::Store(e)
+            } else {
+                self.store_failed(e, creating)
+            };
+            drop(w);
+            self.inner.turn_changed.notify_one();
+            return Err(e);
+        }
         let ended = w.state.is_final();
         drop(w);
         {

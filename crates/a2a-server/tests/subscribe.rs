@@ -53,6 +53,35 @@ async fn last_event_id_resumes_without_loss() {
     assert_eq!(replay, original);
 }
 
+/// A subscriber that comes back having seen the latest event (its connection dropped while
+/// the task was quiet) gets nothing it has seen again: no snapshot restating that event,
+/// only what comes after it.
+#[tokio::test]
+async fn resuming_at_the_latest_event_repeats_nothing() {
+    let s = server().await;
+    let id = start_sleeper(&s.url, "0.5").await;
+    let mut first =
+        SseReader::new(stream(&s.url, "SubscribeToTask", json!({"id": id}), None).await);
+    let snapshot = first.next().await.expect("the task first");
+    let latest = snapshot
+        .id
+        .clone()
+        .expect("the snapshot carries its position");
+    drop(first);
+    let resumed =
+        read_sse(stream(&s.url, "SubscribeToTask", json!({"id": id}), Some(&latest)).await).await;
+    let ids: Vec<u64> = resumed
+        .iter()
+        .map(|e| e.id.as_deref().unwrap().parse().unwrap())
+        .collect();
+    let latest: u64 = latest.parse().unwrap();
+    assert!(ids.iter().all(|i| *i > latest), "{latest} then {ids:?}");
+    assert_eq!(
+        resumed.last().unwrap().data["result"]["statusUpdate"]["status"]["state"],
+        "TASK_STATE_COMPLETED"
+    );
+}
+
 /// Spec §3.1.6: a subscription ends only at a terminal state. It stays open through
 /// INPUT_REQUIRED / AUTH_REQUIRED and carries the events of the continuation.
 #[tokio::test]

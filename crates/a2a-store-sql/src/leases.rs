@@ -91,7 +91,7 @@ impl SqlTaskStore {
     /// Records that this process is alive (renewing the leases of every task it owns).
     pub async fn heartbeat(&self) -> Result<(), StoreError> {
         let now = now_ms();
-        sqlx::query(
+        let beat = sqlx::query(
             "INSERT INTO a2a_instances (instance_id, started_ms, heartbeat_ms) VALUES ($1, $2, $2)
              ON CONFLICT (instance_id) DO UPDATE SET heartbeat_ms = $2",
         )
@@ -99,8 +99,11 @@ impl SqlTaskStore {
         .bind(now)
         .execute(&self.pool)
         .await
-        .map_err(backend)?;
-        Ok(())
+        .map_err(backend);
+        self.writers
+            .health
+            .set_reachable(!matches!(beat, Err(StoreError::Unavailable(_))));
+        beat.map(drop)
     }
 
     /// Removes this process's heartbeat (on a clean shutdown, after its tasks ended).

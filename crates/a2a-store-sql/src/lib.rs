@@ -119,7 +119,51 @@ pub(crate) fn now_ms() -> i64 {
 }
 
 fn backend(e: sqlx::Error) -> StoreError {
-    StoreError::Backend(Box::new(e))
+    if unreachable(&e) {
+        StoreError::Unavailable(e.to_string())
+    } else {
+        StoreError::Backend(Box::new(e))
+    }
+}
+
+/// Whether `e` says the database cannot be reached or cannot write right now (as opposed to
+/// a statement it refused): a lost or refused connection, a server shutting down or starting,
+/// no connection to be had, a full disk, an I/O error, a busy database.
+pub(crate) fn unreachable(e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::Protocol(_)
+        | sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::WorkerCrashed => true,
+        sqlx::Error::Database(db) => {
+            if let Some(pg) = db.try_downcast_ref::<sqlx::postgres::PgDatabaseError>() {
+                pg_unreachable(pg.code())
+            } else {
+                db.try_downcast_ref::<sqlx::sqlite::SqliteError>()
+                    .and_then(|e| sqlx::error::DatabaseError::code(e))
+                    .and_then(|code| code.parse::<i32>().ok())
+                    .is_some_and(sqlite_unreachable)
+            }
+        }
+        _ => false,
+    }
+}
+
+/// PostgreSQL SQLSTATEs of connection failures (class 08), operator intervention such as a
+/// shutdown or a restart (57P01–57P03) and insufficient resources (class 53: disk full, out of
+/// memory, too many connections).
+pub(crate) fn pg_unreachable(sqlstate: &str) -> bool {
+    sqlstate.starts_with("08")
+        || sqlstate.starts_with("53")
+        || matches!(sqlstate, "57P01" | "57P02" | "57P03")
+}
+
+/// SQLite result codes (extended; the primary code is the low byte) of a busy or locked
+/// database, an I/O error, a full disk or a file it cannot open.
+pub(crate) fn sqlite_unreachable(code: i32) -> bool {
+    matches!(code & 0xff, 5 | 6 | 10 | 13 | 14)
 }
 
 fn seq_of(v: i64) -> u64 {
@@ -153,7 +197,8 @@ impl SqlTaskStore {
             return Err(SqlStoreError::UnsupportedUrl(url.to_owned()));
         };
         let options = AnyPoolOptions::new()
-            .acquire_timeout(Duration::from_secs(30))
+            // Every store operation waits for the database as long as an append does.
+            .acquire_timeout(writer::OUTAGE_WAIT)
             // No ping before each use: a broken connection fails its query, which is reported.
             .test_before_acquire(false);
         // The pool is for readers. Writers have connections of their own (`writer/`); on
@@ -322,6 +367,7 @@ impl TaskStore for SqlTaskStore {
                 task_id: task_id.to_owned(),
                 expected_seq,
                 events,
+                queued: std::time::Instant::now(),
             })
             .await
     }
@@ -438,6 +484,10 @@ impl TaskStore for SqlTaskStore {
         .await
         .map_err(backend)?;
         Ok(())
+    }
+
+    fn reachable(&self) -> bool {
+        self.writers.health.reachable()
     }
 
     async fn list(&self, query: &TaskQuery) -> Result<TaskPage, StoreError> {

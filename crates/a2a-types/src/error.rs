@@ -50,6 +50,10 @@ impl ErrorCode {
     /// implementation-defined server error like [`Self::RESOURCE_EXHAUSTED`], carried as
     /// HTTP 401 (with `WWW-Authenticate`) and gRPC `UNAUTHENTICATED`.
     pub const UNAUTHENTICATED: Self = Self(-32091);
+    /// The server cannot serve the request right now (its task store is unreachable, say)
+    /// and nothing was done that a retry would repeat wrongly: retry later. An
+    /// implementation-defined server error, carried as HTTP 503 and gRPC `UNAVAILABLE`.
+    pub const UNAVAILABLE: Self = Self(-32092);
 }
 
 impl fmt::Display for ErrorCode {
@@ -179,6 +183,12 @@ pub enum A2aError {
         /// What was wrong (never whether a task exists).
         detail: String,
     },
+    /// The server cannot serve the request right now; the caller may retry later.
+    #[error("Service unavailable: {detail}")]
+    Unavailable {
+        /// Why (never server internals).
+        detail: String,
+    },
     /// An error with a code this crate does not know (from a peer).
     #[error("Error {code}: {message}")]
     Other {
@@ -249,6 +259,7 @@ impl A2aError {
             Self::VersionNotSupported { .. } => ErrorCode::VERSION_NOT_SUPPORTED,
             Self::ResourceExhausted { .. } => ErrorCode::RESOURCE_EXHAUSTED,
             Self::Unauthenticated { .. } => ErrorCode::UNAUTHENTICATED,
+            Self::Unavailable { .. } => ErrorCode::UNAVAILABLE,
             Self::Other { code, .. } => *code,
         }
     }
@@ -272,6 +283,7 @@ impl A2aError {
             ErrorCode::VERSION_NOT_SUPPORTED => "VERSION_NOT_SUPPORTED",
             ErrorCode::RESOURCE_EXHAUSTED => "RESOURCE_EXHAUSTED",
             ErrorCode::UNAUTHENTICATED => "UNAUTHENTICATED",
+            ErrorCode::UNAVAILABLE => "UNAVAILABLE",
             _ => "UNKNOWN",
         }
     }
@@ -284,6 +296,7 @@ impl A2aError {
             ErrorCode::METHOD_NOT_FOUND => 404,
             ErrorCode::RESOURCE_EXHAUSTED => 429,
             ErrorCode::UNAUTHENTICATED => 401,
+            ErrorCode::UNAVAILABLE => 503,
             ErrorCode(c) if (-32099..=-32000).contains(&c) => 400,
             ErrorCode(c) if (-32700..=-32600).contains(&c) => 400,
             _ => 500,
@@ -302,6 +315,7 @@ impl A2aError {
             ErrorCode::INTERNAL_ERROR | ErrorCode::INVALID_AGENT_RESPONSE => "INTERNAL",
             ErrorCode::RESOURCE_EXHAUSTED => "RESOURCE_EXHAUSTED",
             ErrorCode::UNAUTHENTICATED => "UNAUTHENTICATED",
+            ErrorCode::UNAVAILABLE => "UNAVAILABLE",
             ErrorCode(c) if (-32099..=-32000).contains(&c) => "FAILED_PRECONDITION",
             _ => "UNKNOWN",
         }
@@ -438,6 +452,7 @@ impl A2aError {
             ErrorCode::VERSION_NOT_SUPPORTED,
             ErrorCode::RESOURCE_EXHAUSTED,
             ErrorCode::UNAUTHENTICATED,
+            ErrorCode::UNAVAILABLE,
         ]
         .into_iter()
         .find(|c| {
@@ -500,6 +515,7 @@ impl A2aError {
             ErrorCode::INVALID_AGENT_RESPONSE => Self::InvalidAgentResponse { detail: message },
             ErrorCode::RESOURCE_EXHAUSTED => Self::ResourceExhausted { detail: message },
             ErrorCode::UNAUTHENTICATED => Self::Unauthenticated { detail: message },
+            ErrorCode::UNAVAILABLE => Self::Unavailable { detail: message },
             ErrorCode::EXTENDED_AGENT_CARD_NOT_CONFIGURED => Self::ExtendedAgentCardNotConfigured,
             ErrorCode::VERSION_NOT_SUPPORTED => Self::VersionNotSupported {
                 version: meta("version").unwrap_or_default(),

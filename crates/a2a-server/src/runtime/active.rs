@@ -135,7 +135,13 @@ impl WriterState {
                 self.load(store, task_id).await?;
                 return Err(e);
             }
-            Err(e) => return Err(e),
+            Err(e) => {
+                // The append may or may not have been committed (a connection can break
+                // during the commit): the next write re-reads where the log stands.
+                self.log = None;
+                self.loaded = false;
+                return Err(e);
+            }
         };
         if creating && !store.lends_log() {
             self.log = Some(Vec::with_capacity(records.len() + 2));

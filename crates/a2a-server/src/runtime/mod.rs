@@ -305,7 +305,7 @@ impl TaskRuntime {
             done,
         };
         let span = crate::telemetry::task_span(&ctx.task_id, &ctx.context_id);
-        let run = run_execution(sh.executor.clone(), ctx, updater.clone(), cancel, guard);
+        let run = run_execution(self.clone(), ctx, updater.clone(), cancel, guard);
         let run = Abortable::new(run, registration)
             .map(|_| ())
             .instrument(span);
@@ -598,6 +598,16 @@ impl TaskRuntime {
                 .with_poll(sh.config.store_poll)
                 .with_backlog(backlog))
             }
+            // Resumed at the latest event of a running task: nothing to restate, only what
+            // comes next (a snapshot would repeat what the subscriber has seen).
+            Some(after) if after >= snap.seq && !state.is_terminal() => Ok(TaskEventStream::new(
+                task_id.to_owned(),
+                sh.store.clone(),
+                sub,
+                snap.seq,
+                ClosePolicy::TERMINAL_ONLY,
+            )
+            .with_poll(sh.config.store_poll)),
             _ => {
                 if state.is_terminal() {
                     return Err(A2aError::unsupported(format!(
@@ -630,11 +640,52 @@ pub enum Recovery {
     Rerun,
 }
 
-/// A store failure as the caller sees it: logged here with its cause, answered as an
-/// internal error that does not leak server details.
-pub(crate) fn store_failure(e: impl std::fmt::Display) -> A2aError {
+/// A failure of the store, as the runtime meets it (directly, or through an updater).
+pub(crate) trait StoreFailure: std::fmt::Display {
+    /// The store cannot be reached right now (a retry may succeed).
+    fn unavailable(&self) -> bool;
+}
+
+impl StoreFailure for StoreError {
+    fn unavailable(&self) -> bool {
+        matches!(self, Self::Unavailable(_))
+    }
+}
+
+impl StoreFailure for UpdaterError {
+    fn unavailable(&self) -> bool {
+        matches!(self, Self::Store(e) if e.unavailable())
+    }
+}
+
+/// A store failure as the caller sees it, without server details: an unreachable store is
+/// `Unavailable` (retry later; logged at most once a second, since an outage fails every
+/// request), anything else an internal error (logged with its cause).
+pub(crate) fn store_failure(e: impl StoreFailure) -> A2aError {
+    if e.unavailable() {
+        static LAST_LOGGED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        if LAST_LOGGED.swap(now, Ordering::Relaxed) != now {
+            tracing::warn!(error = %e, "the task store is unavailable");
+        }
+        return A2aError::Unavailable {
+            detail: "the task store cannot be reached right now; retry later".into(),
+        };
+    }
     tracing::error!(error = %e, "task store failure");
     A2aError::internal("the task store failed; see server logs")
+}
+
+/// The answer to a send whose task could not be created because the store failed (the
+/// cause is in the server's log): nothing was done that a retry would repeat.
+pub(crate) fn task_not_created() -> A2aError {
+    A2aError::Unavailable {
+        detail:
+            "the task could not be created: the task store cannot be reached right now; retry later"
+                .into(),
+    }
 }
 
 pub(crate) fn terminal_task(task_id: &str, state: TaskState) -> A2aError {
@@ -703,13 +754,14 @@ impl Drop for ExecutionGuard {
 }
 
 async fn run_execution(
-    executor: Arc<dyn AgentExecutor>,
+    runtime: TaskRuntime,
     ctx: RequestContext,
     updater: TaskUpdater,
     cancel: CancellationToken,
     guard: ExecutionGuard,
 ) {
     let started = std::time::Instant::now();
+    let executor = runtime.shared.executor.clone();
     let result = AssertUnwindSafe(executor.execute(ctx, updater.clone()))
         .catch_unwind()
         .await;
@@ -719,17 +771,49 @@ async fn run_execution(
         Err(_) => RunOutcome::Panic,
     };
     crate::metrics::global().executor_run(outcome, started.elapsed());
-    finish(&updater, result, &cancel).await;
+    let unwritten = finish(&updater, result, &cancel).await;
     drop(guard);
+    if unwritten {
+        tokio::spawn(fail_when_store_returns(
+            runtime,
+            updater.task_id().to_owned(),
+        ));
+    }
+}
+
+/// Fails a task whose turn could not be ended because its store was failing (the agent's
+/// writes failed, and so did the failure that ends its turn), once the store is back: the
+/// task does not stay WORKING, and its streams end. Retries with back-off until the store
+/// answers or the runtime shuts down; a task that was never created, or that ended, is left.
+async fn fail_when_store_returns(runtime: TaskRuntime, task_id: String) {
+    const REASON: &str = "the task store could not be reached while this task ran: its remaining events were lost and it did not finish";
+    let mut delay = Duration::from_millis(250);
+    loop {
+        tokio::select! {
+            () = runtime.shared.shutdown.cancelled() => return,
+            () = tokio::time::sleep(delay) => {}
+        }
+        match runtime.fail_abandoned(&task_id, REASON).await {
+            Ok(failed) => {
+                if failed {
+                    tracing::warn!(task_id, "failed a task whose events could not be written");
+                }
+                return;
+            }
+            Err(A2aError::TaskNotFound { .. }) => return,
+            Err(_) => delay = (delay * 2).min(Duration::from_secs(10)),
+        }
+    }
 }
 
 /// Ends a turn the executor left open: a task always ends its turn in a terminal or
-/// interrupted state, so waiters and streams never hang.
+/// interrupted state, so waiters and streams never hang. True when that could not be
+/// written because the store failed (the caller retries once the store is back).
 async fn finish(
     updater: &TaskUpdater,
     result: Result<Result<(), AgentError>, Box<dyn std::any::Any + Send>>,
     cancel: &CancellationToken,
-) {
+) -> bool {
     let task_id = updater.task_id();
     let reason = match &result {
         Ok(Ok(())) => None,
@@ -747,7 +831,7 @@ async fn finish(
         if let Some(reason) = reason {
             tracing::warn!(task_id, %reason, "agent failed after ending its turn");
         }
-        return;
+        return false;
     }
     let (state, text) = if cancel.is_cancelled() {
         (TaskState::Canceled, "task canceled".to_owned())
@@ -765,7 +849,14 @@ async fn finish(
         .update_status(state, Some(updater.agent_text(text)))
         .await
     {
-        Ok(()) | Err(UpdaterError::TaskClosed(_)) => {}
-        Err(e) => tracing::error!(task_id, error = %e, "could not end the task's turn"),
+        Ok(()) | Err(UpdaterError::TaskClosed(_)) => false,
+        Err(e @ UpdaterError::Store(_)) => {
+            tracing::warn!(task_id, error = %e, "could not end the task's turn; retrying once the store is back");
+            true
+        }
+        Err(e) => {
+            tracing::error!(task_id, error = %e, "could not end the task's turn");
+            false
+        }
     }
 }

@@ -179,7 +179,7 @@ impl TaskEventStream {
             // A stream opened for a task being created polls before the creation is
             // committed when the store is slow: nothing to read yet.
             Err(StoreError::NotFound(_)) if self.cursor == 0 => return Ok(()),
-            Err(e) => return Err(A2aError::internal(format!("reading task log: {e}"))),
+            Err(e) => return Err(crate::runtime::store_failure(e)),
         };
         self.backlog.extend(records);
         Ok(())
@@ -246,6 +246,10 @@ impl TaskEventStream {
                         payload: StreamPayload::Reply(m),
                         is_final: true,
                     }));
+                }
+                Ok(BusEvent::NotCreated(_)) => {
+                    self.done = true;
+                    return Some(Err(crate::runtime::task_not_created()));
                 }
                 Err(RecvError::Lagged(_)) => {
                     if let Err(e) = self.catch_up().await {

@@ -173,6 +173,12 @@ pub enum StoreError {
     /// This store does not keep what was asked of it (push notification configs, say).
     #[error("this task store does not support {0}")]
     Unsupported(&'static str),
+    /// The backend cannot serve the call right now (connection lost, database restarting,
+    /// disk full, busy); the same call may succeed later. An append that fails so is not
+    /// known to have failed (a connection may break during its commit): the next append
+    /// finds out through its sequence check.
+    #[error("the task store is unavailable: {0}")]
+    Unavailable(String),
     /// The backend failed.
     #[error(transparent)]
     Backend(Box<dyn std::error::Error + Send + Sync>),
@@ -263,6 +269,13 @@ pub trait TaskStore: Send + Sync + 'static {
     async fn delete_push_config(&self, task_id: &str, id: &str) -> Result<(), StoreError> {
         let _ = (task_id, id);
         Err(StoreError::Unsupported("push notification configs"))
+    }
+
+    /// False while the backend is known to be unreachable (its last operations failed with
+    /// [`StoreError::Unavailable`] and none has succeeded since); readiness checks report it.
+    /// Default: always reachable.
+    fn reachable(&self) -> bool {
+        true
     }
 
     /// True when `events_after(id, 0)` is cheap (the log is in memory): readers then project

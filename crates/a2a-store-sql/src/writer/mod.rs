@@ -11,6 +11,10 @@
 //! number, an existing id) writes nothing and does not undo the others. Each dialect runs
 //! that in the cheapest way it has (see `sqlite.rs` and `postgres.rs`).
 //!
+//! A writer whose connection breaks (the database restarted, the network cut it) reconnects
+//! by itself, with back-off; appends queued meanwhile wait for it up to [`OUTAGE_WAIT`], then
+//! fail with [`StoreError::Unavailable`], which callers can retry.
+//!
 //! Appends to one task always go to the same writer (by a hash of its id), so they are
 //! applied in the order they were made. Each writer remembers the position (sequence number
 //! and state) of the unfinished tasks it wrote, so that the common append, by the process
@@ -23,6 +27,8 @@ mod sqlite;
 use std::collections::{HashMap, HashSet};
 use std::hash::BuildHasher;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use a2a_server::store::{StoreError, TaskEvent, TaskEventRecord, sort_millis, status_set_by};
 use a2a_types::TaskState;
@@ -37,8 +43,38 @@ const MAX_BATCH: usize = 256;
 /// shortcut: a forgotten task costs one read on its next append).
 const MAX_REMEMBERED: usize = 16_384;
 
+/// Longest an append waits for a writer that lost its connection to get a new one.
+pub(crate) const OUTAGE_WAIT: Duration = Duration::from_secs(5);
+
+/// Back-off between reconnection attempts: from the first to the last, doubling.
+const RECONNECT_FIRST: Duration = Duration::from_millis(50);
+const RECONNECT_LAST: Duration = Duration::from_secs(2);
+
 /// A database error, whichever driver raised it.
 pub(crate) type DbError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Whether `e` says the database cannot be reached or cannot write right now.
+fn unreachable(e: &DbError) -> bool {
+    if let Some(e) = e.downcast_ref::<sqlx::Error>() {
+        return crate::unreachable(e);
+    }
+    if let Some(e) = e.downcast_ref::<rusqlite::Error>() {
+        return match e {
+            rusqlite::Error::SqliteFailure(f, _) => crate::sqlite_unreachable(f.extended_code),
+            _ => false,
+        };
+    }
+    e.downcast_ref::<std::io::Error>().is_some()
+}
+
+/// The error each caller of a failed round gets.
+fn store_error(e: &DbError) -> StoreError {
+    if unreachable(e) {
+        StoreError::Unavailable(e.to_string())
+    } else {
+        StoreError::Backend(e.to_string().into())
+    }
+}
 
 /// One append, as queued.
 #[derive(Debug)]
@@ -47,25 +83,49 @@ pub(crate) struct Append {
     pub(crate) task_id: String,
     pub(crate) expected_seq: u64,
     pub(crate) events: Vec<TaskEvent>,
+    /// When it was queued (it waits at most [`OUTAGE_WAIT`] for a broken connection).
+    pub(crate) queued: Instant,
 }
 
 type Answer = Result<Vec<Arc<TaskEventRecord>>, StoreError>;
 type Reply = oneshot::Sender<Answer>;
+
+/// Whether the database answered the last time it was asked: set by the writers (and the
+/// store's heartbeat), read by readiness checks.
+#[derive(Debug, Default)]
+pub(crate) struct Health {
+    unreachable: AtomicBool,
+}
+
+impl Health {
+    pub(crate) fn reachable(&self) -> bool {
+        !self.unreachable.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn set_reachable(&self, reachable: bool) {
+        // Read first: the common case writes nothing, and the line stays in every cache.
+        if self.reachable() != reachable {
+            self.unreachable.store(!reachable, Ordering::Relaxed);
+        }
+    }
+}
 
 /// The writer tasks of one database.
 #[derive(Debug, Clone)]
 pub(crate) struct Writers {
     queues: Arc<[mpsc::Sender<(Append, Reply)>]>,
     hasher: foldhash::fast::FixedState,
+    pub(crate) health: Arc<Health>,
 }
 
 impl Writers {
     /// The SQLite writer: one, on its own thread, with its own connection to `path`,
     /// recording `instance` as the owner of the tasks it writes.
     pub(crate) fn sqlite(path: &str, instance: Arc<str>) -> Result<Self, DbError> {
+        let health = Arc::new(Health::default());
         let (tx, rx) = mpsc::channel(4 * MAX_BATCH);
-        sqlite::start(path, instance, rx)?;
-        Ok(Self::of(vec![tx]))
+        sqlite::start(path, Writer::new_for(instance, health.clone()), rx)?;
+        Ok(Self::of(vec![tx], health))
     }
 
     /// `count` PostgreSQL writers, each with its own connection to `url`.
@@ -74,20 +134,23 @@ impl Writers {
         count: usize,
         instance: Arc<str>,
     ) -> Result<Self, DbError> {
+        let health = Arc::new(Health::default());
         let mut queues = Vec::with_capacity(count);
         for _ in 0..count.max(1) {
             let conn = postgres::Conn::connect(url).await?;
             let (tx, rx) = mpsc::channel(4 * MAX_BATCH);
-            tokio::spawn(Writer::new(conn, instance.clone()).run(rx));
+            let writer = Writer::new_for(instance.clone(), health.clone());
+            tokio::spawn(writer.with(conn).run(rx));
             queues.push(tx);
         }
-        Ok(Self::of(queues))
+        Ok(Self::of(queues, health))
     }
 
-    fn of(queues: Vec<mpsc::Sender<(Append, Reply)>>) -> Self {
+    fn of(queues: Vec<mpsc::Sender<(Append, Reply)>>, health: Arc<Health>) -> Self {
         Self {
             queues: queues.into(),
             hasher: foldhash::fast::FixedState::with_seed(0x5eed),
+            health,
         }
     }
 
@@ -130,6 +193,9 @@ pub(crate) trait WriteConn: Send + 'static {
 
     /// The sequence number of one task, if it exists.
     fn seq(&mut self, key: &Key) -> impl Future<Output = Result<Option<u64>, DbError>> + Send;
+
+    /// Replaces the connection with a new one (the old one broke).
+    fn reconnect(&mut self) -> impl Future<Output = Result<(), DbError>> + Send;
 }
 
 /// One round of a batch, checked and encoded, for [`WriteConn::write`].
@@ -213,12 +279,35 @@ pub(crate) fn json<T: serde::Serialize>(rows: &[T]) -> String {
     serde_json::to_string(rows).unwrap_or_default()
 }
 
+/// A writer not yet given its connection.
+pub(crate) struct NewWriter {
+    instance: Arc<str>,
+    health: Arc<Health>,
+}
+
+impl NewWriter {
+    pub(crate) fn with<C: WriteConn>(self, conn: C) -> Writer<C> {
+        Writer {
+            conn,
+            instance: self.instance,
+            health: self.health,
+            positions: HashMap::new(),
+            broken: false,
+        }
+    }
+}
+
 pub(crate) struct Writer<C> {
     conn: C,
     instance: Arc<str>,
+    health: Arc<Health>,
     /// Positions of unfinished tasks this writer appended to.
     positions: HashMap<Key, Position>,
+    /// The connection failed as if lost: get a new one before the next round.
+    broken: bool,
 }
+
+type Queued = (Append, Reply);
 
 /// One append of a batch, by its index in the batch.
 struct Job {
@@ -242,23 +331,68 @@ pub(crate) struct Planned {
     pub(crate) rows: Vec<(String, TaskEventRecord)>,
 }
 
-impl<C: WriteConn> Writer<C> {
-    pub(crate) fn new(conn: C, instance: Arc<str>) -> Self {
-        Self {
-            conn,
-            instance,
-            positions: HashMap::new(),
-        }
+impl Writer<()> {
+    /// A writer for `instance` that reports to `health`; [`NewWriter::with`] its connection.
+    pub(crate) fn new_for(instance: Arc<str>, health: Arc<Health>) -> NewWriter {
+        NewWriter { instance, health }
     }
+}
 
-    pub(crate) async fn run(mut self, mut rx: mpsc::Receiver<(Append, Reply)>) {
+impl<C: WriteConn> Writer<C> {
+    pub(crate) async fn run(mut self, mut rx: mpsc::Receiver<Queued>) {
         let mut batch = Vec::with_capacity(MAX_BATCH);
         while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
+            if self.broken {
+                self.reconnect(&mut batch, &mut rx).await;
+                if batch.is_empty() {
+                    continue;
+                }
+            }
             let (jobs, replies): (Vec<_>, Vec<_>) = batch.drain(..).unzip();
             let answers = self.apply_batch(jobs).await;
             for (reply, answer) in replies.into_iter().zip(answers) {
                 let _ = reply.send(answer);
             }
+        }
+    }
+
+    /// Gets a new connection, retrying with back-off; meanwhile the appends queued (in `batch`
+    /// and behind it in `rx`) wait, and those that have waited [`OUTAGE_WAIT`] fail with
+    /// [`StoreError::Unavailable`].
+    async fn reconnect(&mut self, batch: &mut Vec<Queued>, rx: &mut mpsc::Receiver<Queued>) {
+        let mut delay = RECONNECT_FIRST;
+        let mut attempts = 0u32;
+        loop {
+            attempts += 1;
+            let attempt = tokio::time::timeout(OUTAGE_WAIT, self.conn.reconnect()).await;
+            match attempt.unwrap_or_else(|_| Err("connecting timed out".into())) {
+                Ok(()) => {
+                    self.broken = false;
+                    tracing::info!(attempts, "task store writer reconnected");
+                    return;
+                }
+                // The first failure, then one line every ~30 attempts (about a minute).
+                Err(e) if attempts % 30 == 1 => {
+                    tracing::warn!(error = %e, attempts, "task store writer cannot reconnect yet");
+                }
+                Err(_) => {}
+            }
+            while let Ok(job) = rx.try_recv() {
+                batch.push(job);
+            }
+            let now = Instant::now();
+            let (expired, waiting): (Vec<_>, Vec<_>) = batch
+                .drain(..)
+                .partition(|(a, _)| now.duration_since(a.queued) >= OUTAGE_WAIT);
+            *batch = waiting;
+            for (_, reply) in expired {
+                let _ = reply.send(Err(StoreError::Unavailable(format!(
+                    "the database has not been reachable for {}s",
+                    OUTAGE_WAIT.as_secs()
+                ))));
+            }
+            tokio::time::sleep(delay).await;
+            delay = (delay * 2).min(RECONNECT_LAST);
         }
     }
 
@@ -287,10 +421,16 @@ impl<C: WriteConn> Writer<C> {
             if let Err(e) = self.write_round(round, &mut answers).await {
                 // What this writer remembers may describe writes that were undone.
                 self.positions.clear();
+                self.broken = unreachable(&e);
+                self.health.set_reachable(!self.broken);
                 // Errors cannot be cloned: each caller gets the text, the log gets it once.
-                tracing::error!(error = %e, "task store writes failed and were rolled back");
+                if self.broken {
+                    tracing::warn!(error = %e, "task store writes failed: the database cannot be reached");
+                } else {
+                    tracing::error!(error = %e, "task store writes failed and were rolled back");
+                }
                 for a in answers.iter_mut().filter(|a| a.is_none()) {
-                    *a = Some(Err(StoreError::Backend(e.to_string().into())));
+                    *a = Some(Err(store_error(&e)));
                 }
                 break;
             }
@@ -324,7 +464,9 @@ impl<C: WriteConn> Writer<C> {
         let written = if round.is_empty() {
             HashSet::new()
         } else {
-            self.conn.write(&round).await?
+            let written = self.conn.write(&round).await?;
+            self.health.set_reachable(true);
+            written
         };
         for p in planned {
             if written.contains(&p.key) {

@@ -51,8 +51,8 @@ const POSITIONS: &str = "SELECT t.agent_id, t.id, t.seq, t.state
 
 const SEQ: &str = "SELECT seq FROM a2a_tasks WHERE agent_id = $1 AND id = $2";
 
-/// A writer's own connection.
-pub(crate) struct Conn(PgConnection);
+/// A writer's own connection, and where it connects.
+pub(crate) struct Conn(PgConnection, String);
 
 impl Conn {
     /// A writer connected to `url`. Its statements join a handful of array rows with
@@ -69,7 +69,7 @@ impl Conn {
         ] {
             sqlx::query(setting).execute(&mut conn).await?;
         }
-        Ok(Self(conn))
+        Ok(Self(conn, url.to_owned()))
     }
 }
 
@@ -186,6 +186,11 @@ impl WriteConn for Conn {
         rows.iter()
             .map(|r| Ok((Arc::from(r.try_get::<&str, _>(0)?), r.try_get(1)?)))
             .collect()
+    }
+
+    async fn reconnect(&mut self) -> Result<(), DbError> {
+        *self = Self::connect(&self.1).await?;
+        Ok(())
     }
 
     async fn seq(&mut self, key: &Key) -> Result<Option<u64>, DbError> {

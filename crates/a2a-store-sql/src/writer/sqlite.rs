@@ -13,7 +13,7 @@ use std::sync::Arc;
 use rusqlite::{Connection, TransactionBehavior, params};
 use tokio::sync::mpsc;
 
-use super::{Append, DbError, Key, Position, Reply, Round, WriteConn, Writer};
+use super::{Append, DbError, Key, NewWriter, Position, Reply, Round, WriteConn};
 use crate::{seq_of, state_of};
 
 const CREATE: &str = "INSERT INTO a2a_tasks (agent_id, id, context_id, state, status_ms, seq, created_ms, updated_ms, owner, principal)
@@ -45,20 +45,29 @@ const SEQ: &str = "SELECT seq FROM a2a_tasks WHERE agent_id = ?1 AND id = ?2";
 /// Opens the writer's connection to the database file at `path` and starts its thread.
 pub(super) fn start(
     path: &str,
-    instance: Arc<str>,
+    writer: NewWriter,
     rx: mpsc::Receiver<(Append, Reply)>,
 ) -> Result<(), DbError> {
-    let conn = Connection::open(path)?;
-    conn.execute_batch(crate::SQLITE_PRAGMAS)?;
-    let runtime = tokio::runtime::Builder::new_current_thread().build()?;
+    let conn = Conn::open(path)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()?;
     std::thread::Builder::new()
         .name("a2a-sqlite-writer".into())
-        .spawn(move || runtime.block_on(Writer::new(Conn(conn), instance).run(rx)))?;
+        .spawn(move || runtime.block_on(writer.with(conn).run(rx)))?;
     Ok(())
 }
 
-/// The writer's connection.
-struct Conn(Connection);
+/// The writer's connection, and the file it opens.
+struct Conn(Connection, String);
+
+impl Conn {
+    fn open(path: &str) -> rusqlite::Result<Self> {
+        let conn = Connection::open(path)?;
+        conn.execute_batch(crate::SQLITE_PRAGMAS)?;
+        Ok(Self(conn, path.to_owned()))
+    }
+}
 
 /// The `(agent, id)` rows of a `RETURNING agent_id, id` statement.
 fn keys(
@@ -117,5 +126,10 @@ impl WriteConn for Conn {
             Some(r) => Some(seq_of(r.get(0)?)),
             None => None,
         })
+    }
+
+    async fn reconnect(&mut self) -> Result<(), DbError> {
+        *self = Self::open(&self.1)?;
+        Ok(())
     }
 }

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# A/B of the request path: two `a2a` release binaries (say the previous main's and this
+# change's) each serving `--agent conformance` on the same store kind, loaded by the same
+# load generators in alternating rounds (A, B, A, B, …); prints every round and the medians.
+#
+#   scripts/bench-ab.sh OLD_BIN NEW_BIN
+#
+# Load: blocking sends that complete a task (messageId prefix `tck-complete-task`), by
+# `a2a bench` (NEW_BIN's, for both) and by `wrk` with a Lua POST script when wrk is installed
+# (`apt-get install wrk`). Environment: STORE (memory; or sqlite: a fresh file per server),
+# ROUNDS (3), SECONDS_PER_RUN (8), CONCURRENCY (16 for wrk, 32 for a2a bench),
+# SERVE_ARGS (extra `a2a serve` flags for both, e.g. `--auth-token bench=t`),
+# AUTH (a header value sent by wrk, e.g. `Bearer t`).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+a_bin="${1:?the A binary (before)}"
+b_bin="${2:?the B binary (after)}"
+store="${STORE:-memory}"
+rounds="${ROUNDS:-3}"
+secs="${SECONDS_PER_RUN:-8}"
+wrk_conc="${CONCURRENCY:-16}"
+bench_conc="${CONCURRENCY:-32}"
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+declare -A port
+start() { # NAME BIN
+  local p s; p=$(free_port)
+  case "$store" in
+    memory) s=memory ;;
+    sqlite) s="sqlite:$work/$1.db" ;;
+    *) s="$store" ;;
+  esac
+  # shellcheck disable=SC2086
+  "$2" serve --agent conformance --store "$s" --port "$p" ${SERVE_ARGS:-} >"$work/$1.log" 2>&1 &
+  pids+=($!); port[$1]=$p
+  for _ in $(seq 200); do curl -sf -o /dev/null "http://127.0.0.1:$p/.well-known/agent-card.json" && return; sleep 0.1; done
+  echo "the $1 server did not start:" >&2; cat "$work/$1.log" >&2; exit 1
+}
+start A "$a_bin"
+start B "$b_bin"
+
+cat >"$work/send.lua" <<'LUA'
+local n = 0
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["A2A-Version"] = "1.0"
+local auth = os.getenv("AUTH")
+if auth and auth ~= "" then wrk.headers["Authorization"] = auth end
+request = function()
+  n = n + 1
+  local body = '{"jsonrpc":"2.0","id":' .. n .. ',"method":"SendMessage","params":{"message":{"messageId":"tck-complete-task-' .. n .. '-' .. math.random(1e9) .. '","role":"ROLE_USER","parts":[{"text":"hello"}]}}}'
+  return wrk.format(nil, nil, nil, body)
+end
+LUA
+
+declare -A wrk_rates bench_rates
+for r in $(seq "$rounds"); do
+  for side in A B; do
+    url="http://127.0.0.1:${port[$side]}/"
+    if command -v wrk >/dev/null; then
+      rate=$(AUTH="${AUTH:-}" wrk -t1 -c"$wrk_conc" -d"${secs}s" -s "$work/send.lua" "$url" | awk '/Requests\/sec/{print $2}')
+      wrk_rates[$side]+="$rate "
+      echo "round $r $side wrk -c$wrk_conc: $rate req/s"
+    fi
+    rate=$("$b_bin" bench "$url" -c "$bench_conc" -d "$secs" --warmup 1 --json \
+      --message-id-prefix tck-complete-task | python3 -c 'import json,sys; print(round(json.load(sys.stdin)["requests_per_second"]))')
+    bench_rates[$side]+="$rate "
+    echo "round $r $side a2a bench -c$bench_conc: $rate req/s"
+  done
+done
+median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+for tool in wrk bench; do
+  declare -n rates="${tool}_rates"
+  [ -n "${rates[A]:-}" ] || continue
+  a=$(echo "${rates[A]}" | median); b=$(echo "${rates[B]}" | median)
+  echo "median $tool ($store): A $a, B $b req/s; B/A $(python3 -c "print(f'{$b/$a:.3f}')")"
+done

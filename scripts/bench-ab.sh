@@ -11,6 +11,8 @@
 # ROUNDS (3), SECONDS_PER_RUN (8), CONCURRENCY (16 for wrk, 32 for a2a bench),
 # SERVE_ARGS (extra `a2a serve` flags for both, e.g. `--auth-token bench=t`),
 # AUTH (a header value sent by wrk, e.g. `Bearer t`).
+# Besides the rates, each run reports the server's CPU time per request (user + system, from
+# /proc), which varies much less than the rate on a shared machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,7 +33,9 @@ cleanup() {
 trap cleanup EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
-declare -A port
+declare -A port pid
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+tick_us=$(( 1000000 / $(getconf CLK_TCK) ))
 start() { # NAME BIN
   local p s; p=$(free_port)
   case "$store" in
@@ -41,7 +45,7 @@ start() { # NAME BIN
   esac
   # shellcheck disable=SC2086
   "$2" serve --agent conformance --store "$s" --port "$p" ${SERVE_ARGS:-} >"$work/$1.log" 2>&1 &
-  pids+=($!); port[$1]=$p
+  pids+=($!); port[$1]=$p; pid[$1]=$!
   for _ in $(seq 200); do curl -sf -o /dev/null "http://127.0.0.1:$p/.well-known/agent-card.json" && return; sleep 0.1; done
   echo "the $1 server did not start:" >&2; cat "$work/$1.log" >&2; exit 1
 }
@@ -62,25 +66,39 @@ request = function()
 end
 LUA
 
-declare -A wrk_rates bench_rates
+declare -A wrk_rates bench_rates wrk_cpu bench_cpu
+cpu_per_req() { # TICKS_BEFORE TICKS_AFTER REQUESTS
+  python3 -c "print(round(($2 - $1) * $tick_us / max($3, 1), 1))"
+}
 for r in $(seq "$rounds"); do
   for side in A B; do
     url="http://127.0.0.1:${port[$side]}/"
     if command -v wrk >/dev/null; then
-      rate=$(AUTH="${AUTH:-}" wrk -t1 -c"$wrk_conc" -d"${secs}s" -s "$work/send.lua" "$url" | awk '/Requests\/sec/{print $2}')
-      wrk_rates[$side]+="$rate "
-      echo "round $r $side wrk -c$wrk_conc: $rate req/s"
+      t0=$(cpu_ticks "${pid[$side]}")
+      out=$(AUTH="${AUTH:-}" wrk -t1 -c"$wrk_conc" -d"${secs}s" -s "$work/send.lua" "$url")
+      t1=$(cpu_ticks "${pid[$side]}")
+      rate=$(echo "$out" | awk '/Requests\/sec/{print $2}')
+      n=$(echo "$out" | awk '/requests in/{print $1}')
+      cpu=$(cpu_per_req "$t0" "$t1" "$n")
+      wrk_rates[$side]+="$rate "; wrk_cpu[$side]+="$cpu "
+      echo "round $r $side wrk -c$wrk_conc: $rate req/s, server CPU $cpu us/req"
     fi
-    rate=$("$b_bin" bench "$url" -c "$bench_conc" -d "$secs" --warmup 1 --json \
-      --message-id-prefix tck-complete-task | python3 -c 'import json,sys; print(round(json.load(sys.stdin)["requests_per_second"]))')
-    bench_rates[$side]+="$rate "
-    echo "round $r $side a2a bench -c$bench_conc: $rate req/s"
+    t0=$(cpu_ticks "${pid[$side]}")
+    json=$("$b_bin" bench "$url" -c "$bench_conc" -d "$secs" --warmup 0 --json \
+      --message-id-prefix tck-complete-task)
+    t1=$(cpu_ticks "${pid[$side]}")
+    rate=$(echo "$json" | python3 -c 'import json,sys; print(round(json.load(sys.stdin)["requests_per_second"]))')
+    n=$(echo "$json" | python3 -c 'import json,sys; print(json.load(sys.stdin)["ok"])')
+    cpu=$(cpu_per_req "$t0" "$t1" "$n")
+    bench_rates[$side]+="$rate "; bench_cpu[$side]+="$cpu "
+    echo "round $r $side a2a bench -c$bench_conc: $rate req/s, server CPU $cpu us/req"
   done
 done
 median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 for tool in wrk bench; do
-  declare -n rates="${tool}_rates"
+  declare -n rates="${tool}_rates" cpus="${tool}_cpu"
   [ -n "${rates[A]:-}" ] || continue
   a=$(echo "${rates[A]}" | median); b=$(echo "${rates[B]}" | median)
-  echo "median $tool ($store): A $a, B $b req/s; B/A $(python3 -c "print(f'{$b/$a:.3f}')")"
+  ca=$(echo "${cpus[A]}" | median); cb=$(echo "${cpus[B]}" | median)
+  echo "median $tool ($store): A $a, B $b req/s; B/A $(python3 -c "print(f'{$b/$a:.3f}')"); server CPU A $ca, B $cb us/req; B/A $(python3 -c "print(f'{$cb/$ca:.3f}')")"
 done

@@ -21,9 +21,10 @@ pub enum BusEvent {
     Record(Arc<TaskEventRecord>),
     /// The agent answered with a direct message instead of a task.
     Reply(Arc<Message>),
-    /// The execution that was to create the task could not (its store failed, with this
-    /// reason): nothing follows. Local to the process that ran it.
-    NotCreated(Arc<str>),
+    /// The task's execution ended without its last events written, because the store
+    /// failed: nothing more follows until the store is back (then the task is failed, or,
+    /// if it was never created, nothing at all). Local to the process that ran it.
+    StoreFailed,
     /// Another process appended to the task's log, which now ends at `seq` in `state`:
     /// the events themselves are read from the shared store. Carried by buses that span
     /// processes ([`EventBus::spans_processes`]).

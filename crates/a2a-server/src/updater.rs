@@ -279,13 +279,6 @@ impl TaskUpdater {
             turn.store_failed = Some(Arc::from(e.to_string()));
             turn.creation_failed |= creating;
         }
-        if creating {
-            // Whoever follows the task (a stream opened for it) learns it will not exist.
-            self.inner.bus.publish(
-                &self.inner.task_id,
-                BusEvent::NotCreated(Arc::from(e.to_string())),
-            );
-        }
         UpdaterError::Store(e)
     }
 

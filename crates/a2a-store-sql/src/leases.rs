@@ -100,9 +100,9 @@ impl SqlTaskStore {
         .execute(&self.pool)
         .await
         .map_err(backend);
-        self.writers
-            .health
-            .set_reachable(!matches!(beat, Err(StoreError::Unavailable(_))));
+        if let Err(StoreError::Unavailable(_)) = beat {
+            self.writers.health.failed();
+        }
         beat.map(drop)
     }
 

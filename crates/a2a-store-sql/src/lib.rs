@@ -35,7 +35,6 @@ pub use retention::{IdleTask, RetentionConfig};
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use a2a_server::store::{
     StoreError, TaskEvent, TaskEventRecord, TaskPage, TaskQuery, TaskSnapshot, TaskStore,
@@ -142,7 +141,7 @@ pub(crate) fn unreachable(e: &sqlx::Error) -> bool {
                 pg_unreachable(pg.code())
             } else {
                 db.try_downcast_ref::<sqlx::sqlite::SqliteError>()
-                    .and_then(|e| sqlx::error::DatabaseError::code(e))
+                    .and_then(sqlx::error::DatabaseError::code)
                     .and_then(|code| code.parse::<i32>().ok())
                     .is_some_and(sqlite_unreachable)
             }

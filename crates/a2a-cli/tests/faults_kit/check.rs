@@ -80,11 +80,10 @@ pub async fn check(base: &str, records: &[Record]) -> Report {
             let c = &clients[agent_of(r.op)];
             let task = match c.get_task(id, Some(0)).await {
                 Ok(t) => Some(t),
-                Err(a2a_client::ClientError::Protocol { error, .. })
-                    if matches!(error, a2a_types::A2aError::TaskNotFound { .. }) =>
-                {
-                    None
-                }
+                Err(a2a_client::ClientError::Protocol {
+                    error: a2a_types::A2aError::TaskNotFound { .. },
+                    ..
+                }) => None,
                 Err(e) => panic!("the checker cannot read task {id}: {e}"),
             };
             finals.insert(id.clone(), task);

@@ -14,7 +14,11 @@ use std::time::{Duration, Instant};
 pub use check::{Report, check};
 pub use load::{ClientSpec, Record};
 
-pub const BIN: &str = env!("CARGO_BIN_EXE_a2a");
+/// The `a2a` binary the scenarios run: this build's, or `A2A_FAULTS_BIN` (to run the suite
+/// against another version, say the previous release).
+pub fn bin() -> String {
+    std::env::var("A2A_FAULTS_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_a2a").to_owned())
+}
 
 /// The long form (`A2A_FAULTS=long`): longer runs, more faults, figures printed.
 pub fn long() -> bool {
@@ -32,6 +36,12 @@ pub fn free_port() -> u16 {
         .local_addr()
         .unwrap()
         .port()
+}
+
+/// Scenarios run one at a time (each loads both cores): hold this for the whole scenario.
+pub fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// A directory for one scenario's files, removed when dropped unless the test failed.
@@ -124,7 +134,7 @@ impl Replica {
             .append(true)
             .open(&self.log)
             .unwrap();
-        let child = Command::new(BIN)
+        let child = Command::new(bin())
             .args(["serve", "--port", &self.port.to_string()])
             .args(&self.args)
             .env("A2A_LOG", "warn")
@@ -135,7 +145,7 @@ impl Replica {
         self.child = Some(child);
         self.starts += 1;
         let deadline = Instant::now() + Duration::from_secs(60);
-        while !self.answers("/healthz") {
+        while !self.answers("/agents") {
             if let Some(status) = self
                 .child
                 .as_mut()

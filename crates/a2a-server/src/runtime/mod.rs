@@ -688,6 +688,17 @@ pub(crate) fn task_not_created() -> A2aError {
     }
 }
 
+/// How a stream ends when its task's events cannot be written (`never_created`: the task
+/// does not exist).
+pub(crate) fn events_not_written(never_created: bool) -> A2aError {
+    if never_created {
+        return task_not_created();
+    }
+    A2aError::Unavailable {
+        detail: "the task's events cannot be written: the task store cannot be reached right now; the task will be failed once it is back (subscribe again later)".into(),
+    }
+}
+
 pub(crate) fn terminal_task(task_id: &str, state: TaskState) -> A2aError {
     A2aError::unsupported(format!(
         "task {task_id} is in terminal state {state} and cannot accept further messages"
@@ -774,10 +785,10 @@ async fn run_execution(
     let unwritten = finish(&updater, result, &cancel).await;
     drop(guard);
     if unwritten {
-        tokio::spawn(fail_when_store_returns(
-            runtime,
-            updater.task_id().to_owned(),
-        ));
+        let task_id = updater.task_id().to_owned();
+        // Its streams here end now, rather than wait for the store to come back.
+        runtime.shared.bus.publish(&task_id, BusEvent::StoreFailed);
+        tokio::spawn(fail_when_store_returns(runtime, task_id));
     }
 }
 

@@ -247,9 +247,9 @@ impl TaskEventStream {
                         is_final: true,
                     }));
                 }
-                Ok(BusEvent::NotCreated(_)) => {
+                Ok(BusEvent::StoreFailed) => {
                     self.done = true;
-                    return Some(Err(crate::runtime::task_not_created()));
+                    return Some(Err(crate::runtime::events_not_written(self.cursor == 0)));
                 }
                 Err(RecvError::Lagged(_)) => {
                     if let Err(e) = self.catch_up().await {

@@ -27,7 +27,7 @@ mod sqlite;
 use std::collections::{HashMap, HashSet};
 use std::hash::BuildHasher;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use a2a_server::store::{StoreError, TaskEvent, TaskEventRecord, sort_millis, status_set_by};
@@ -90,22 +90,32 @@ pub(crate) struct Append {
 type Answer = Result<Vec<Arc<TaskEventRecord>>, StoreError>;
 type Reply = oneshot::Sender<Answer>;
 
-/// Whether the database answered the last time it was asked: set by the writers (and the
-/// store's heartbeat), read by readiness checks.
+/// Whether the database can take writes: set by the writers (and the store's heartbeat),
+/// read by readiness checks. A failure makes the store unready for [`OUTAGE_WAIT`], or until a
+/// write succeeds: a store no one writes to is tried again after that (a balancer that
+/// routes around an unready replica would otherwise never let it prove it is back).
 #[derive(Debug, Default)]
 pub(crate) struct Health {
-    unreachable: AtomicBool,
+    /// When a write last failed (ms since the epoch), 0 once one succeeded since.
+    failed_at: AtomicU64,
 }
 
 impl Health {
     pub(crate) fn reachable(&self) -> bool {
-        !self.unreachable.load(Ordering::Relaxed)
+        let failed_at = self.failed_at.load(Ordering::Relaxed);
+        failed_at == 0
+            || crate::now_ms().saturating_sub(failed_at as i64) > OUTAGE_WAIT.as_millis() as i64
     }
 
-    pub(crate) fn set_reachable(&self, reachable: bool) {
+    pub(crate) fn failed(&self) {
+        self.failed_at
+            .store(crate::now_ms().max(1) as u64, Ordering::Relaxed);
+    }
+
+    pub(crate) fn succeeded(&self) {
         // Read first: the common case writes nothing, and the line stays in every cache.
-        if self.reachable() != reachable {
-            self.unreachable.store(!reachable, Ordering::Relaxed);
+        if self.failed_at.load(Ordering::Relaxed) != 0 {
+            self.failed_at.store(0, Ordering::Relaxed);
         }
     }
 }
@@ -422,7 +432,9 @@ impl<C: WriteConn> Writer<C> {
                 // What this writer remembers may describe writes that were undone.
                 self.positions.clear();
                 self.broken = unreachable(&e);
-                self.health.set_reachable(!self.broken);
+                if self.broken {
+                    self.health.failed();
+                }
                 // Errors cannot be cloned: each caller gets the text, the log gets it once.
                 if self.broken {
                     tracing::warn!(error = %e, "task store writes failed: the database cannot be reached");
@@ -465,7 +477,7 @@ impl<C: WriteConn> Writer<C> {
             HashSet::new()
         } else {
             let written = self.conn.write(&round).await?;
-            self.health.set_reachable(true);
+            self.health.succeeded();
             written
         };
         for p in planned {

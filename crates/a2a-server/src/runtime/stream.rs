@@ -179,7 +179,7 @@ impl TaskEventStream {
             // A stream opened for a task being created polls before the creation is
             // committed when the store is slow: nothing to read yet.
             Err(StoreError::NotFound(_)) if self.cursor == 0 => return Ok(()),
-            Err(e) => return Err(crate::runtime::store_failure(e)),
+            Err(e) => return Err(super::errors::store_failure(e)),
         };
         self.backlog.extend(records);
         Ok(())
@@ -249,7 +249,7 @@ impl TaskEventStream {
                 }
                 Ok(BusEvent::StoreFailed) => {
                     self.done = true;
-                    return Some(Err(crate::runtime::events_not_written(self.cursor == 0)));
+                    return Some(Err(super::errors::events_not_written(self.cursor == 0)));
                 }
                 Err(RecvError::Lagged(_)) => {
                     if let Err(e) = self.catch_up().await {

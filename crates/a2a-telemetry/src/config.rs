@@ -1,11 +1,8 @@
 //! Where and how spans are exported, from the standard `OTEL_*` environment variables
 //! (and what a command line overrides).
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use crate::export::{Exporter, Queue};
-use crate::layer::OtlpLayer;
 use crate::sampler::Sampler;
 
 /// What can go wrong setting up export.
@@ -248,19 +245,6 @@ impl ExportConfig {
             (Protocol::HttpProtobuf, None) => "http://localhost:4318/v1/traces".to_owned(),
             (Protocol::Grpc, None) => "http://localhost:4317".to_owned(),
         }
-    }
-
-    /// Starts the exporter (its own thread) and returns the layer that feeds it. Install the
-    /// layer with a filter: it records every span it is given.
-    pub fn start(mut self) -> Result<(OtlpLayer, Exporter), Error> {
-        // A zero delay would make the exporter spin, a zero timeout fail every export.
-        self.schedule_delay = self.schedule_delay.max(Duration::from_millis(1));
-        if self.timeout.is_zero() {
-            self.timeout = ExportConfig::default().timeout;
-        }
-        let queue = Arc::new(Queue::new(self.max_queue_size, self.max_export_batch_size));
-        let exporter = Exporter::start(&self, queue.clone())?;
-        Ok((OtlpLayer::new(self.sampler, queue), exporter))
     }
 }
 

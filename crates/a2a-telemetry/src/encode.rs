@@ -6,7 +6,8 @@
 
 use bytes::Bytes;
 
-use crate::record::{AttrValue, EventRecord, SpanRecord, Val};
+use crate::attr::AttrValue;
+use crate::record::{EventRecord, SpanRecord, Val};
 
 const VARINT: u64 = 0;
 const I64: u64 = 1;

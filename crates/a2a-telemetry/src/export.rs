@@ -1,69 +1,18 @@
 //! The exporter: finished spans wait in a bounded queue; a thread of its own takes them in
 //! batches, encodes each batch to OTLP protobuf and sends it (HTTP or gRPC).
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
 #[cfg(feature = "grpc")]
 use bytes::{Buf as _, BufMut as _};
-use crossbeam_queue::ArrayQueue;
-use tokio::sync::Notify;
 
+use crate::attr::AttrValue;
 use crate::config::{Error, ExportConfig, Protocol};
 use crate::encode::{Preamble, encode_request};
-use crate::record::{AttrValue, SpanRecord};
-
-/// Finished spans waiting for export: a bounded lock-free queue (the threads that close
-/// spans never wait for each other or for the exporter).
-#[derive(Debug)]
-pub(crate) struct Queue {
-    spans: ArrayQueue<SpanRecord>,
-    batch: usize,
-    /// The exporter has been woken for a full batch and has not taken it yet.
-    woken: AtomicBool,
-    wake: Notify,
-    stopping: AtomicBool,
-    pub(crate) dropped: AtomicU64,
-}
-
-impl Queue {
-    pub(crate) fn new(max: usize, batch: usize) -> Self {
-        let max = max.max(1);
-        Self {
-            spans: ArrayQueue::new(max),
-            batch: batch.clamp(1, max),
-            woken: AtomicBool::new(false),
-            wake: Notify::new(),
-            stopping: AtomicBool::new(false),
-            dropped: AtomicU64::new(0),
-        }
-    }
-
-    /// Queues a finished span; drops it (and counts it) when the queue is full.
-    pub(crate) fn push(&self, span: SpanRecord) {
-        if self.spans.push(span).is_err() {
-            self.dropped.fetch_add(1, Ordering::Relaxed);
-        }
-        if self.spans.len() >= self.batch
-            && !self.woken.load(Ordering::Relaxed)
-            && !self.woken.swap(true, Ordering::AcqRel)
-        {
-            self.wake.notify_one();
-        }
-    }
-
-    /// Moves the next batch (at most `batch` spans) into `into`.
-    pub(crate) fn take(&self, into: &mut Vec<SpanRecord>) {
-        self.woken.store(false, Ordering::Release);
-        while into.len() < self.batch {
-            match self.spans.pop() {
-                Some(span) => into.push(span),
-                None => break,
-            }
-        }
-    }
-}
+use crate::layer::OtlpLayer;
+use crate::queue::Queue;
 
 /// Sends encoded batches.
 #[derive(Debug)]
@@ -397,5 +346,20 @@ async fn run(queue: &Queue, transport: &Transport, preamble: &Preamble, delay: D
         if stopping {
             return;
         }
+    }
+}
+
+impl ExportConfig {
+    /// Starts the exporter (its own thread) and returns the layer that feeds it. Install the
+    /// layer with a filter: it records every span it is given.
+    pub fn start(mut self) -> Result<(OtlpLayer, Exporter), Error> {
+        // A zero delay would make the exporter spin, a zero timeout fail every export.
+        self.schedule_delay = self.schedule_delay.max(Duration::from_millis(1));
+        if self.timeout.is_zero() {
+            self.timeout = ExportConfig::default().timeout;
+        }
+        let queue = Arc::new(Queue::new(self.max_queue_size, self.max_export_batch_size));
+        let exporter = Exporter::start(&self, queue.clone())?;
+        Ok((OtlpLayer::new(self.sampler, queue), exporter))
     }
 }

@@ -9,7 +9,7 @@ use tracing_subscriber::layer::Context;
 use tracing_subscriber::registry::LookupSpan;
 
 use crate::context::take_remote_parent;
-use crate::export::Queue;
+use crate::queue::Queue;
 use crate::record::{
     EventRecord, EventVisitor, Ids, SpanKind, SpanRecord, SpanVisitor, Val, now_ns,
 };
@@ -152,8 +152,8 @@ mod tests {
     use tracing_subscriber::layer::SubscriberExt as _;
 
     use super::*;
-    use crate::context::TraceParent;
-    use crate::record::AttrValue;
+    use crate::attr::AttrValue;
+    use crate::trace_parent::TraceParent;
 
     fn spans_of(sampler: Sampler, f: impl FnOnce()) -> Vec<SpanRecord> {
         let queue = Arc::new(Queue::new(100, 10));

@@ -21,10 +21,10 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError, TryLockError};
 use std::task::{Context, Poll};
 use tracing_subscriber::registry::{LookupSpan as _, Registry};
 
-use crate::context::TraceParent;
-use crate::export::Queue;
+use crate::queue::Queue;
 use crate::record::{Ids, SpanKind, SpanRecord, Val, now_ns};
 use crate::sampler::Sampler;
+use crate::trace_parent::TraceParent;
 
 /// Which own spans are wanted, by target.
 type Wants = Box<dyn Fn(&'static str) -> bool + Send + Sync>;
@@ -115,7 +115,7 @@ pub(crate) fn with_innermost<R>(f: impl FnOnce(&mut SpanRecord) -> R) -> Option<
     });
     let mut f = Some(f);
     let base = own.as_ref().and_then(|(_, base)| base.as_ref());
-    let in_tracing = crate::context::with_current_record(|id, rec| {
+    let in_tracing = crate::record::with_current_record(|id, rec| {
         // The nearest recorded `tracing` span, unless it was already nearest when the own
         // span's poll began (then the own span is inside it).
         if own.is_some() && base == Some(id) {

@@ -6,63 +6,10 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use tracing::field::{Field, Visit};
+use tracing_subscriber::registry::{LookupSpan as _, Registry};
 
-/// An attribute value.
-#[derive(Debug, Clone, PartialEq)]
-pub enum AttrValue {
-    /// A string known at compile time.
-    Static(&'static str),
-    /// A string.
-    Str(String),
-    /// An integer.
-    I64(i64),
-    /// A floating-point number.
-    F64(f64),
-    /// A boolean.
-    Bool(bool),
-}
-
-impl From<&'static str> for AttrValue {
-    fn from(v: &'static str) -> Self {
-        Self::Static(v)
-    }
-}
-
-impl From<String> for AttrValue {
-    fn from(v: String) -> Self {
-        Self::Str(v)
-    }
-}
-
-impl From<i64> for AttrValue {
-    fn from(v: i64) -> Self {
-        Self::I64(v)
-    }
-}
-
-impl From<bool> for AttrValue {
-    fn from(v: bool) -> Self {
-        Self::Bool(v)
-    }
-}
-
-impl From<f64> for AttrValue {
-    fn from(v: f64) -> Self {
-        Self::F64(v)
-    }
-}
-
-impl AttrValue {
-    pub(crate) fn to_otel(&self) -> opentelemetry::Value {
-        match self {
-            Self::Static(s) => opentelemetry::Value::from(*s),
-            Self::Str(s) => opentelemetry::Value::from(s.clone()),
-            Self::I64(i) => opentelemetry::Value::I64(*i),
-            Self::F64(f) => opentelemetry::Value::F64(*f),
-            Self::Bool(b) => opentelemetry::Value::Bool(*b),
-        }
-    }
-}
+use crate::attr::AttrValue;
+use crate::trace_parent::TraceParent;
 
 /// A stored value: strings recorded from fields live in their span's `text` (one buffer per
 /// span, so a span's strings cost one allocation, not one each).
@@ -172,8 +119,18 @@ pub(crate) struct SpanRecord {
 }
 
 impl Ids {
+    /// The context to pass on to children of this span.
+    pub(crate) fn trace_parent(&self) -> TraceParent {
+        TraceParent {
+            trace_id: self.trace_id,
+            span_id: self.span_id,
+            flags: u8::from(self.sampled),
+            trace_state: self.trace_state.clone(),
+        }
+    }
+
     /// The ids of a caller's span in another process.
-    pub(crate) fn remote(parent: crate::context::TraceParent) -> Self {
+    pub(crate) fn remote(parent: TraceParent) -> Self {
         Self {
             sampled: parent.sampled(),
             trace_id: parent.trace_id,
@@ -383,4 +340,26 @@ impl Visit for EventVisitor<'_> {
             self.event.attrs.push((field.name(), v));
         }
     }
+}
+
+/// Runs `f` on the id and record of the nearest span, from the current `tracing` span
+/// outwards, that this crate records.
+/// (Reads the current span's id without `Span::current()`, which would take and release a
+/// reference to it.)
+pub(crate) fn with_current_record<R>(
+    f: impl FnOnce(&tracing::span::Id, &mut SpanRecord) -> R,
+) -> Option<R> {
+    let mut f = Some(f);
+    tracing::dispatcher::get_default(|dispatch| {
+        let registry = dispatch.downcast_ref::<Registry>()?;
+        let current = dispatch.current_span();
+        let span = registry.span(current.id()?)?;
+        for s in span.scope() {
+            let mut ext = s.extensions_mut();
+            if let Some(rec) = ext.get_mut::<SpanRecord>() {
+                return f.take().map(|f| f(&s.id(), rec));
+            }
+        }
+        None
+    })
 }

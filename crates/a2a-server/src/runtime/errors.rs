@@ -73,4 +73,3 @@ pub(crate) fn terminal_task(task_id: &str, state: TaskState) -> A2aError {
         "task {task_id} is in terminal state {state} and cannot accept further messages"
     ))
 }
-

@@ -11,7 +11,7 @@ use common::*;
 fn debug_logs_name_each_request_and_transition() {
     let (s, log) = serve_logged(
         &["--agent", "echo", "--store", "memory"],
-        "a2a_server=debug",
+        "a2a_server=debug,a2a_runtime=debug",
     );
     let o = a2a(&["send", &s.base, "task: logged", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -45,7 +45,7 @@ fn json_log_lines_are_objects() {
             "--log-format",
             "json",
         ],
-        "a2a_server=debug",
+        "a2a_server=debug,a2a_runtime=debug",
     );
     let o = a2a(&["send", &s.base, "task: as json"]);
     assert!(o.status.success());

@@ -91,7 +91,10 @@ async fn a_cancel_sent_to_one_replica_stops_the_task_on_another() {
     let Some(url) = postgres_store().await else {
         return;
     };
-    let (a, a_log) = serve_logged(&["--store", &url, "--store-poll", "0"], "a2a_server=info");
+    let (a, a_log) = serve_logged(
+        &["--store", &url, "--store-poll", "0"],
+        "a2a_server=info,a2a_runtime=info",
+    );
     let b = serve(&["--store", &url, "--store-poll", "0"]);
     let on_a = A2aClient::connect(&format!("{}/a2a/slow", a.base))
         .await

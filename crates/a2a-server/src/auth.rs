@@ -19,55 +19,7 @@ use sha2::{Digest, Sha256};
 
 pub mod jwt;
 
-/// An authenticated caller: who owns the tasks it creates.
-///
-/// A principal is qualified by the authenticator that vouched for it: its [`id`](Self::id)
-/// is `{source}:{name}` (`token:alice` for a bearer token from configuration, `apikey:ci` for
-/// an API key, `jwt:{iss}:{sub}` for a JWT), so equal names from different sources are
-/// different callers. The id is what a task records as its owner.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Principal {
-    id: Arc<str>,
-    /// Where the name starts in `id` (after `{source}:`).
-    name_at: usize,
-}
-
-impl Principal {
-    /// The principal `name` vouched for by `source` (`token`, `apikey`, `jwt:{iss}`, or a
-    /// custom authenticator's own word).
-    pub fn new(source: &str, name: &str) -> Self {
-        Self {
-            id: Arc::from(format!("{source}:{name}")),
-            name_at: source.len() + 1,
-        }
-    }
-
-    /// The qualified id, `{source}:{name}`: what tasks record as their owner.
-    pub fn id(&self) -> &str {
-        &self.id
-    }
-
-    /// The id, shared.
-    pub fn shared_id(&self) -> &Arc<str> {
-        &self.id
-    }
-
-    /// Who vouched for it (`token`, `apikey`, `jwt:{iss}`, …).
-    pub fn source(&self) -> &str {
-        &self.id[..self.name_at - 1]
-    }
-
-    /// The name its source gave it (the principal of a static credential, a JWT's `sub`).
-    pub fn name(&self) -> &str {
-        &self.id[self.name_at..]
-    }
-}
-
-impl std::fmt::Display for Principal {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.id)
-    }
-}
+pub use a2a_runtime::Principal;
 
 /// The source of principals named by bearer tokens from configuration.
 pub const TOKEN_SOURCE: &str = "token";

@@ -13,11 +13,11 @@ use a2a_types::{
     TaskState,
 };
 
-use crate::executor::CallContext;
 use crate::metrics::{RequestSeriesCache, SharedName};
-use crate::runtime::{StartRequest, TaskEventStream, TaskRuntime, store_failure, terminal_task};
-use crate::store::{StoreError, TaskEvent, TaskEventRecord, TaskQuery, TaskView, owner_in};
 use crate::telemetry;
+use a2a_runtime::CallContext;
+use a2a_runtime::store::{StoreError, TaskEvent, TaskEventRecord, TaskQuery, TaskView, owner_in};
+use a2a_runtime::{StartRequest, TaskEventStream, TaskRuntime, store_failure, terminal_task};
 
 mod push;
 
@@ -421,7 +421,7 @@ impl RequestHandler {
         task_id: &str,
         history: Option<usize>,
         call: &CallContext,
-    ) -> Result<crate::store::TaskSnapshot, A2aError> {
+    ) -> Result<a2a_runtime::store::TaskSnapshot, A2aError> {
         self.runtime
             .owned_snapshot(task_id, history, call.principal.as_ref().map(|p| p.id()))
             .await
@@ -527,7 +527,7 @@ impl RequestHandler {
             .updater()
             .with_turn(|t| t.store_failed.clone().filter(|_| !t.task_exists));
         if unwritten.is_some() {
-            return Err(crate::runtime::task_not_created());
+            return Err(a2a_runtime::task_not_created());
         }
         // A task this process wrote all of: answer from what was written, not a read.
         if let Some(log) = execution.updater().written_log().await
@@ -588,7 +588,7 @@ impl RequestHandler {
             }
             None => events,
         }
-        .with_slot(slot))
+        .with_guard(slot.map(|s| Box::new(s) as _)))
     }
 
     /// `GetTask`.
@@ -714,7 +714,7 @@ impl RequestHandler {
                     call.principal.as_ref().map(|p| p.id()),
                 )
                 .await?
-                .with_slot(slot))
+                .with_guard(slot.map(|s| Box::new(s) as _)))
         };
         self.observed(
             "SubscribeToTask",

@@ -12,26 +12,30 @@
 //!   them into an axum router and serves it (HTTP/1.1 and HTTP/2 on one port).
 
 pub mod auth;
-pub mod bus;
+mod bindings;
 pub mod card_signing;
-mod executor;
 mod handler;
 pub mod limits;
 mod listen;
 pub mod metrics;
 pub mod push;
-mod registry;
 pub mod router;
-mod runtime;
 mod server;
-pub mod store;
 pub mod telemetry;
 pub mod transport;
-mod updater;
 
-pub use bus::{EventBus, InProcessBus};
-pub use executor::{
-    AgentError, AgentExecutor, Binding, CallContext, CancelContext, Canceled, RequestContext,
+/// The task runtime's event bus (see [`a2a_runtime::bus`]).
+pub use a2a_runtime::bus;
+/// Task stores (see [`a2a_runtime::store`]).
+pub use a2a_runtime::store;
+/// The store conformance suite (feature `test-util`).
+#[cfg(feature = "test-util")]
+pub use a2a_runtime::task_store_conformance;
+pub use a2a_runtime::{
+    AgentError, AgentExecutor, Binding, CallContext, CancelContext, Canceled, EventBus,
+    InMemoryTaskStore, InMemoryTaskStoreConfig, InProcessBus, Principal, Recovery, RequestContext,
+    RuntimeConfig, StreamItem, StreamPayload, TaskEventStream, TaskRuntime, TaskStore, TaskUpdater,
+    UpdaterError,
 };
 pub use handler::{DEFAULT_PAGE_SIZE, HandlerConfig, RequestHandler, SendAnswer, TaskAnswer};
 pub use limits::{CallerKeying, CallerRate, CallerStreams, PeerAddr};
@@ -40,13 +44,8 @@ pub use router::{
     Bindings, ServeOptions, agent_routes, agent_rpc_routes, card_routes, grpc_routes,
     metrics_routes, serve, serve_with_drain, serve_with_limits, serve_with_tls, spawn_local,
 };
-pub use runtime::{
-    Recovery, RuntimeConfig, StreamItem, StreamPayload, TaskEventStream, TaskRuntime,
-};
 pub use server::{A2aServer, LocalServer, shutdown_signal};
-pub use store::{InMemoryTaskStore, InMemoryTaskStoreConfig, TaskStore};
 pub use transport::card::CardCompat;
-pub use updater::{TaskUpdater, UpdaterError};
 
 pub use a2a_types as types;
 

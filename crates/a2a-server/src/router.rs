@@ -9,6 +9,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use tokio::net::TcpListener;
 
+pub use crate::bindings::Bindings;
 use crate::handler::RequestHandler;
 use crate::listen::{ConnectionLimits, DeadlineBody};
 use crate::transport::card::{self, CardCompat, CardEndpoint};
@@ -89,9 +90,9 @@ async fn metrics() -> Response {
 }
 
 /// `GET /healthz` (liveness: the process answers, always 200) and `GET /readyz` (readiness:
-/// 200 while every store of `stores` is [reachable](crate::store::TaskStore::reachable), else
+/// 200 while every store of `stores` is [reachable](a2a_runtime::store::TaskStore::reachable), else
 /// 503 naming what is not), for load balancers and orchestrators. Both are plain text.
-pub fn health_routes(stores: Vec<Arc<dyn crate::store::TaskStore>>) -> Router {
+pub fn health_routes(stores: Vec<Arc<dyn a2a_runtime::store::TaskStore>>) -> Router {
     Router::new()
         .route("/healthz", get(|| async { "ok\n" }))
         .route(
@@ -112,49 +113,6 @@ pub fn health_routes(stores: Vec<Arc<dyn crate::store::TaskStore>>) -> Router {
                 }
             }),
         )
-}
-
-/// Which bindings are served (all by default). gRPC needs the `grpc` feature.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Bindings {
-    /// JSON-RPC 2.0 (v1.0 and v0.3 methods).
-    pub jsonrpc: bool,
-    /// HTTP+JSON (REST).
-    pub http_json: bool,
-    /// gRPC (`lf.a2a.v1.A2AService`).
-    pub grpc: bool,
-}
-
-impl Default for Bindings {
-    fn default() -> Self {
-        Self {
-            jsonrpc: true,
-            http_json: true,
-            grpc: cfg!(feature = "grpc"),
-        }
-    }
-}
-
-impl Bindings {
-    /// Only the bindings named (`jsonrpc`, `rest` or `http+json`, `grpc`); `None` for an
-    /// unknown name.
-    pub fn parse_list(names: &str) -> Option<Self> {
-        let mut b = Self {
-            jsonrpc: false,
-            http_json: false,
-            grpc: false,
-        };
-        for name in names.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-            match name.to_ascii_lowercase().as_str() {
-                "jsonrpc" | "json-rpc" => b.jsonrpc = true,
-                "rest" | "http+json" | "http_json" => b.http_json = true,
-                "grpc" => b.grpc = true,
-                _ => return None,
-            }
-        }
-        Some(b)
-    }
 }
 
 /// The HTTP binding routes of one agent mounted at `path` (`""` for the root, else like

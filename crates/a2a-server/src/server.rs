@@ -10,10 +10,10 @@ use axum::Router;
 use tokio::net::{TcpListener, ToSocketAddrs};
 use tokio_util::sync::CancellationToken;
 
-use crate::executor::AgentExecutor;
 use crate::handler::RequestHandler;
 use crate::router::{ServeOptions, agent_routes, serve_with_drain};
-use crate::runtime::TaskRuntime;
+use a2a_runtime::AgentExecutor;
+use a2a_runtime::TaskRuntime;
 
 /// One agent served over HTTP: JSON-RPC (v1.0 and v0.3 methods), HTTP+JSON, gRPC (HTTP/2
 /// on the same port; feature `grpc`), SSE streaming and its cards, at the root of the server

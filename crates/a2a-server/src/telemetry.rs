@@ -10,18 +10,16 @@
 
 use std::future::Future;
 
-use a2a_telemetry::{
-    AttrValue, OwnSpan, OwnTarget, SpanKind, TRACEPARENT, TRACESTATE, TraceParent,
-};
+use a2a_telemetry::{OwnSpan, OwnTarget, SpanKind, TRACEPARENT, TRACESTATE, TraceParent};
 use a2a_types::A2aError;
 use tracing::Instrument as _;
 use tracing::Span;
 use tracing::field::Empty;
 
-use crate::executor::CallContext;
+use a2a_runtime::CallContext;
 
 /// The target of the spans this crate opens: filter on it to export or log them.
-pub const SPAN_TARGET: &str = "a2a::server";
+pub use a2a_runtime::telemetry::SPAN_TARGET;
 
 /// The same, for own spans (the exporter's decision about it is remembered here).
 static OWN_TARGET: OwnTarget = OwnTarget::new(SPAN_TARGET);
@@ -96,25 +94,6 @@ pub(crate) fn request_span(
     }))
 }
 
-/// The span of one run of an agent's `execute`, a child of the request that started it.
-///
-/// Always a `tracing` span (not an own span, unlike the request's): the agent's code runs
-/// in it, and agents propagate it with `tracing`'s own means (`Span::current()`,
-/// `in_current_span()` on work they spawn).
-pub(crate) fn task_span(task_id: &str, context_id: &str) -> Span {
-    tracing::info_span!(
-        target: SPAN_TARGET,
-        "a2a.task",
-        otel.name = "execute",
-        otel.status_code = Empty,
-        otel.status_description = Empty,
-        a2a.task_id = task_id,
-        gen_ai.conversation.id = context_id,
-        thread_id = context_id,
-        a2a.state = Empty,
-    )
-}
-
 /// Records the conversation a request was about.
 pub(crate) fn record_conversation(span: &RuntimeSpan, context_id: &str) {
     span.record_strs(&[
@@ -145,22 +124,4 @@ pub(crate) fn record_error(span: &RuntimeSpan, error: &A2aError) {
             s.record("otel.status_description", tracing::field::display(error));
         }
     }
-}
-
-/// Records the state a task run left its task in (terminal or interrupted) on the
-/// current span; a failure marks the span as an error.
-pub(crate) fn record_state(state: a2a_types::TaskState) {
-    a2a_telemetry::record_current(&[("a2a.state", state.as_str())]);
-    if state == a2a_types::TaskState::Failed {
-        a2a_telemetry::mark_current_error();
-    }
-}
-
-/// Adds an event (a task transition, an artifact) to the current span when it is
-/// recorded; `attributes` is only called then.
-pub(crate) fn span_event(
-    name: &'static str,
-    attributes: impl FnOnce() -> Vec<(&'static str, AttrValue)>,
-) {
-    a2a_telemetry::add_event(name, attributes);
 }

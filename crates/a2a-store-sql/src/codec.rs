@@ -1,6 +1,6 @@
 //! How events are stored: one JSON document per event, keyed by its kind.
 
-use a2a_server::store::TaskEvent;
+use a2a_runtime::store::TaskEvent;
 use a2a_types::{Message, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent};
 use serde::{Deserialize, Serialize};
 

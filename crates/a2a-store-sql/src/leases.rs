@@ -17,7 +17,7 @@ use std::time::Duration;
 use sqlx::Row;
 
 use crate::{SqlTaskStore, backend, now_ms, seq_of};
-use a2a_server::store::StoreError;
+use a2a_runtime::store::StoreError;
 
 /// How often a process beats and how long silence means it stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -36,7 +36,7 @@ pub use retention::{IdleTask, RetentionConfig};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use a2a_server::store::{
+use a2a_runtime::store::{
     StoreError, TaskEvent, TaskEventRecord, TaskPage, TaskQuery, TaskSnapshot, TaskStore,
     decode_page_token, encode_page_token, project, shape_for_listing,
 };
@@ -332,7 +332,7 @@ impl SqlTaskStore {
     ) -> Result<Option<TaskSnapshot>, StoreError> {
         let log = self.log(task_id, 0).await?;
         let seq = log.last().map_or(0, |r| r.seq);
-        let owner = a2a_server::store::owner_in(log.iter().map(|r| &r.event)).cloned();
+        let owner = a2a_runtime::store::owner_in(log.iter().map(|r| &r.event)).cloned();
         Ok(project(log.iter().map(|r| &r.event), history_length)
             .map(|task| TaskSnapshot::new(task, seq).with_owner(owner)))
     }

@@ -26,7 +26,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use a2a_server::bus::{BusEvent, BusSubscription, EventBus, InProcessBus};
+use a2a_runtime::bus::{BusEvent, BusSubscription, EventBus, InProcessBus};
 use a2a_types::TaskState;
 use sqlx::pool::PoolConnection;
 use sqlx::postgres::PgListener;

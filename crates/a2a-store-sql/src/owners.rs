@@ -7,7 +7,7 @@
 //! [`SqlTaskStore::qualify_legacy_owners`], in the owner event and the `principal` column
 //! alike. Owners it cannot map stay legacy, seen by no one, until a configuration maps them.
 
-use a2a_server::store::{StoreError, TaskEvent};
+use a2a_runtime::store::{StoreError, TaskEvent};
 use sqlx::Row;
 
 use crate::schema::LEGACY_OWNER;

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use a2a_server::store::StoreError;
+use a2a_runtime::store::StoreError;
 use a2a_types::TaskState;
 use sqlx::Row;
 

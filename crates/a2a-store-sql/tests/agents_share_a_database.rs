@@ -1,7 +1,7 @@
 //! The agents of one host share a database without seeing each other's tasks, and a store
 //! reopened on the same file finds its tasks again.
 
-use a2a_server::store::{TaskEvent, TaskQuery, TaskStore};
+use a2a_runtime::store::{TaskEvent, TaskQuery, TaskStore};
 use a2a_store_sql::SqlTaskStore;
 use a2a_types::{Task, TaskState};
 

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use a2a_server::store::{StoreError, TaskEvent, TaskStore};
+use a2a_runtime::store::{StoreError, TaskEvent, TaskStore};
 use a2a_store_sql::SqlTaskStore;
 use a2a_types::{
     Artifact, Part, Task, TaskArtifactUpdateEvent, TaskState, TaskStatus, TaskStatusUpdateEvent,

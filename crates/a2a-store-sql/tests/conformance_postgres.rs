@@ -3,4 +3,4 @@
 
 mod common;
 
-a2a_server::task_store_conformance!(optional async { a2a_store_sql::test_util::postgres().await.map(common::dyn_store) });
+a2a_runtime::task_store_conformance!(optional async { a2a_store_sql::test_util::postgres().await.map(common::dyn_store) });

@@ -2,6 +2,6 @@
 
 mod common;
 
-a2a_server::task_store_conformance!(async {
+a2a_runtime::task_store_conformance!(async {
     common::dyn_store(a2a_store_sql::test_util::sqlite().await)
 });

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use a2a_server::store::{TaskEvent, TaskStore};
+use a2a_runtime::store::{TaskEvent, TaskStore};
 use a2a_types::{Task, TaskState, TaskStatus, TaskStatusUpdateEvent};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

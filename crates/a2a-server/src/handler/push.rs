@@ -6,10 +6,10 @@ use a2a_types::{
 };
 
 use super::{RequestHandler, no_ids, store_failure};
-use crate::executor::CallContext;
 use crate::push::PushDelivery;
-use crate::runtime::StartRequest;
-use crate::store::PUSH_DELIVERY_DONE;
+use a2a_runtime::CallContext;
+use a2a_runtime::StartRequest;
+use a2a_runtime::store::PUSH_DELIVERY_DONE;
 
 impl RequestHandler {
     /// The delivery service, when this agent sends push notifications; else the error the
@@ -63,7 +63,9 @@ impl RequestHandler {
                 .put_push_config(&task_id, &config)
                 .await
                 .map_err(|e| match e {
-                    crate::store::StoreError::NotFound(_) => A2aError::task_not_found(&task_id),
+                    a2a_runtime::store::StoreError::NotFound(_) => {
+                        A2aError::task_not_found(&task_id)
+                    }
                     e => store_failure(e),
                 })?;
             if snap.task.status.state.is_terminal() {
@@ -267,7 +269,7 @@ impl RequestHandler {
             Ok(configs) => configs
                 .into_iter()
                 .find(|c| c.id.as_deref() == Some(config_id)),
-            Err(crate::store::StoreError::NotFound(_)) => None,
+            Err(a2a_runtime::store::StoreError::NotFound(_)) => None,
             Err(e) => return Err(store_failure(e)),
         };
         let Some(config) = config else {

@@ -23,8 +23,8 @@ use tokio_util::sync::CancellationToken;
 
 pub use guard::PushPolicy;
 
-use crate::runtime::{StreamPayload, TaskEventStream};
-use crate::store::{PUSH_DELIVERY_DONE, TaskStore};
+use a2a_runtime::store::{PUSH_DELIVERY_DONE, TaskStore};
+use a2a_runtime::{StreamPayload, TaskEventStream};
 
 /// How webhooks are called.
 #[derive(Debug, Clone, PartialEq, Eq)]

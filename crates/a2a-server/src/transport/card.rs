@@ -11,7 +11,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 
-use crate::router::Bindings;
+use crate::bindings::Bindings;
 
 /// Which card `/.well-known/agent-card.json` serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -22,9 +22,9 @@ use tonic::{Request, Response, Status};
 
 use super::http_request::call_context;
 use super::version::negotiate_version;
-use crate::executor::CallContext;
 use crate::handler::RequestHandler;
-use crate::runtime::TaskEventStream;
+use a2a_runtime::CallContext;
+use a2a_runtime::TaskEventStream;
 
 /// The agents served over gRPC on one server, by tenant.
 #[derive(Debug, Clone, Default)]
@@ -111,7 +111,7 @@ async fn admit(
     match negotiate_version(&headers, None) {
         Ok(ProtocolVersion::V1) => {
             let mut call = call_context(
-                crate::executor::Binding::Grpc,
+                a2a_runtime::Binding::Grpc,
                 ProtocolVersion::V1,
                 headers,
                 (peer, principal),

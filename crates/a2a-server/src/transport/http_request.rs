@@ -7,7 +7,7 @@ use a2a_types::{A2aError, ProtocolVersion};
 use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, HeaderName, StatusCode, header};
 
-use crate::executor::{Binding, CallContext};
+use a2a_runtime::{Binding, CallContext};
 
 static LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
 static EXTENSIONS: HeaderName = HeaderName::from_static("a2a-extensions");

@@ -23,8 +23,8 @@ use super::envelope::{error_body, success_body};
 use super::http_request::{call_context, read_body, unsupported_content_type};
 use super::sse::{Framing, sse_error, sse_response};
 use super::version::{ProtocolVersion, negotiate_version};
-use crate::executor::CallContext;
 use crate::handler::RequestHandler;
+use a2a_runtime::CallContext;
 
 /// Limits and timings of the JSON-RPC endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -247,7 +247,7 @@ pub async fn handle(State(ep): State<Arc<JsonRpcEndpoint>>, request: Request) ->
     };
     if wire == ProtocolVersion::V03 {
         let call = call_context(
-            crate::executor::Binding::JsonRpc,
+            a2a_runtime::Binding::JsonRpc,
             ProtocolVersion::V03,
             headers,
             caller.clone(),
@@ -267,7 +267,7 @@ pub async fn handle(State(ep): State<Arc<JsonRpcEndpoint>>, request: Request) ->
         method,
         env.params,
         call_context(
-            crate::executor::Binding::JsonRpc,
+            a2a_runtime::Binding::JsonRpc,
             ProtocolVersion::V1,
             headers,
             caller,

@@ -26,8 +26,8 @@ use super::http_request::{Peer, call_context, read_body, unsupported_content_typ
 use super::jsonrpc::JsonRpcConfig;
 use super::sse::{Framing, sse_response};
 use super::version::negotiate_version;
-use crate::executor::CallContext;
 use crate::handler::RequestHandler;
+use a2a_runtime::CallContext;
 
 /// One agent's HTTP+JSON endpoint (the axum state).
 #[derive(Debug)]
@@ -104,7 +104,7 @@ fn ok(body: &impl Serialize) -> Response {
 fn admit(headers: HeaderMap, uri: &Uri, peer: Peer) -> Result<Arc<CallContext>, A2aError> {
     match negotiate_version(&headers, uri.query())? {
         ProtocolVersion::V1 => Ok(call_context(
-            crate::executor::Binding::HttpJson,
+            a2a_runtime::Binding::HttpJson,
             ProtocolVersion::V1,
             headers,
             peer.0,

@@ -10,7 +10,7 @@ use futures::StreamExt;
 use serde_json::value::RawValue;
 
 use super::envelope::{error_body, success_body};
-use crate::runtime::TaskEventStream;
+use a2a_runtime::TaskEventStream;
 
 /// What each event's `data:` holds.
 pub(crate) enum Framing {

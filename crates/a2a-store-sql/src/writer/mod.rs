@@ -30,7 +30,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use a2a_server::store::{StoreError, TaskEvent, TaskEventRecord, sort_millis, status_set_by};
+use a2a_runtime::store::{StoreError, TaskEvent, TaskEventRecord, sort_millis, status_set_by};
 use a2a_types::TaskState;
 use tokio::sync::{mpsc, oneshot};
 
@@ -547,7 +547,7 @@ impl<C: WriteConn> Writer<C> {
         } = job;
         let mut principal = None;
         let (mut state, context_id) = if expected == 0 {
-            principal = a2a_server::store::owner_in(events.iter()).cloned();
+            principal = a2a_runtime::store::owner_in(events.iter()).cloned();
             match events.first() {
                 Some(TaskEvent::Created(t)) => (TaskState::Unspecified, Some(t.context_id.clone())),
                 _ => return Err(StoreError::NotCreated(key.1)),

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use a2a_server::store::TaskStore;
+use a2a_runtime::store::TaskStore;
 use a2a_store_sql::SqlTaskStore;
 
 /// As a trait object.

@@ -21,14 +21,15 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::Instrument;
 
-pub(crate) use self::errors::{store_failure, task_not_created, terminal_task};
+pub use self::errors::{StoreFailure, store_failure, task_not_created, terminal_task};
 pub use stream::{StreamItem, StreamPayload, TaskEventStream};
 
 use self::active::{ActiveRef, ActiveTask, ExecutionSlot};
-pub(crate) use self::execution::Execution;
+pub use self::execution::Execution;
 use self::stream::ClosePolicy;
 use crate::bus::{BusEvent, BusSubscription, EventBus, RecvError};
-use crate::executor::{AgentError, AgentExecutor, CallContext, CancelContext, RequestContext};
+use crate::call::CallContext;
+use crate::executor::{AgentError, AgentExecutor, CancelContext, RequestContext};
 use crate::metrics::RunOutcome;
 use crate::registry::WeakRegistry;
 use crate::store::{StoreError, TaskEvent, TaskSnapshot, TaskStore};
@@ -61,29 +62,35 @@ impl Default for RuntimeConfig {
     }
 }
 
-/// Everything `start` needs to run one message.
+/// Everything [`TaskRuntime::start`] needs to run one message (a request handler fills it in
+/// once it has validated the message and resolved its task and context).
 #[derive(Debug)]
-pub(crate) struct StartRequest {
-    pub(crate) task_id: String,
-    pub(crate) context_id: String,
+pub struct StartRequest {
+    /// The task (new, or the one continued).
+    pub task_id: String,
+    /// Its context.
+    pub context_id: String,
     /// The client message, ids filled in.
-    pub(crate) message: Message,
+    pub message: Message,
     /// The task being continued, if any.
-    pub(crate) existing: Option<Task>,
-    pub(crate) configuration: Option<SendMessageConfiguration>,
-    pub(crate) metadata: Option<Map<String, Value>>,
-    pub(crate) call: Arc<CallContext>,
+    pub existing: Option<Task>,
+    /// `SendMessageRequest.configuration`.
+    pub configuration: Option<SendMessageConfiguration>,
+    /// `SendMessageRequest.metadata`.
+    pub metadata: Option<Map<String, Value>>,
+    /// The call.
+    pub call: Arc<CallContext>,
 }
 
 /// A started execution.
 #[derive(Debug)]
-pub(crate) struct Started {
+pub struct Started {
     /// When following: the task's events, subscribed before the executor ran.
-    pub(crate) events: Option<TaskEventStream>,
+    pub events: Option<TaskEventStream>,
     /// For a continued task: the snapshot right after the client message was logged.
-    pub(crate) snapshot: Option<TaskSnapshot>,
+    pub snapshot: Option<TaskSnapshot>,
     /// The execution (already spawned when following; else to be driven by the caller).
-    pub(crate) execution: Execution,
+    pub execution: Execution,
 }
 
 #[derive(Debug)]
@@ -192,11 +199,7 @@ impl TaskRuntime {
     /// Logs the message (for a continued task) and starts the executor. With `follow`, the
     /// task's events are subscribed first and the executor is spawned; without, the caller
     /// drives the execution (see [`Execution`]).
-    pub(crate) async fn start(
-        &self,
-        req: Box<StartRequest>,
-        follow: bool,
-    ) -> Result<Started, A2aError> {
+    pub async fn start(&self, req: Box<StartRequest>, follow: bool) -> Result<Started, A2aError> {
         let sh = &self.shared;
         let sub = follow.then(|| sh.bus.subscribe(&req.task_id));
         let exists = req.existing.is_some();
@@ -551,7 +554,7 @@ impl TaskRuntime {
 
     /// The events of `task_id` after `after_seq`, then live ones until a terminal state;
     /// the task need not exist yet (with `after_seq == 0`, the stream waits for it).
-    pub(crate) fn follow_from(&self, task_id: &str, after_seq: u64) -> TaskEventStream {
+    pub fn follow_from(&self, task_id: &str, after_seq: u64) -> TaskEventStream {
         let sh = &self.shared;
         let sub = sh.bus.subscribe(task_id);
         TaskEventStream::new(

@@ -14,7 +14,7 @@ use crate::updater::{TaskUpdater, Turn};
 type ExecutionFuture = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
 
 /// A started execution and the updater it writes through.
-pub(crate) struct Execution {
+pub struct Execution {
     fut: Option<ExecutionFuture>,
     updater: TaskUpdater,
 }
@@ -35,13 +35,13 @@ impl Execution {
     }
 
     /// The updater of the execution.
-    pub(crate) fn updater(&self) -> &TaskUpdater {
+    pub fn updater(&self) -> &TaskUpdater {
         &self.updater
     }
 
     /// Drives the execution on the caller's task until `done` holds for its turn, or the
     /// execution finishes.
-    pub(crate) async fn drive_until(&mut self, done: impl Fn(&Turn) -> bool) {
+    pub async fn drive_until(&mut self, done: impl Fn(&Turn) -> bool) {
         loop {
             if self.updater.with_turn(&done) {
                 return;
@@ -63,7 +63,7 @@ impl Execution {
     }
 
     /// Lets the rest of the execution run on its own.
-    pub(crate) fn detach(&mut self) {
+    pub fn detach(&mut self) {
         // Most agents return right after their final update: finish them here rather than
         // paying for a spawn (and a wake-up of another worker thread) per request.
         if let Some(fut) = self.fut.as_mut()

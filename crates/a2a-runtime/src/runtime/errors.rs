@@ -10,7 +10,7 @@ use crate::store::StoreError;
 use crate::updater::UpdaterError;
 
 /// A failure of the store, as the runtime meets it (directly, or through an updater).
-pub(crate) trait StoreFailure: std::fmt::Display {
+pub trait StoreFailure: std::fmt::Display {
     /// The store cannot be reached right now (a retry may succeed).
     fn unavailable(&self) -> bool;
 }
@@ -30,7 +30,7 @@ impl StoreFailure for UpdaterError {
 /// A store failure as the caller sees it, without server details: an unreachable store is
 /// `Unavailable` (retry later; logged at most once a second, since an outage fails every
 /// request), anything else an internal error (logged with its cause).
-pub(crate) fn store_failure(e: impl StoreFailure) -> A2aError {
+pub fn store_failure(e: impl StoreFailure) -> A2aError {
     if e.unavailable() {
         static LAST_LOGGED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let now = std::time::SystemTime::now()
@@ -49,7 +49,7 @@ pub(crate) fn store_failure(e: impl StoreFailure) -> A2aError {
 
 /// The answer to a send whose task could not be created because the store failed (the
 /// cause is in the server's log): nothing was done that a retry would repeat.
-pub(crate) fn task_not_created() -> A2aError {
+pub fn task_not_created() -> A2aError {
     A2aError::Unavailable {
         detail:
             "the task could not be created: the task store cannot be reached right now; retry later"
@@ -68,7 +68,8 @@ pub(crate) fn events_not_written(never_created: bool) -> A2aError {
     }
 }
 
-pub(crate) fn terminal_task(task_id: &str, state: TaskState) -> A2aError {
+/// A message sent to a task that ended.
+pub fn terminal_task(task_id: &str, state: TaskState) -> A2aError {
     A2aError::unsupported(format!(
         "task {task_id} is in terminal state {state} and cannot accept further messages"
     ))

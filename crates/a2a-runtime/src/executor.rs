@@ -3,74 +3,16 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use a2a_types::{Message, ProtocolVersion, SendMessageConfiguration, Task};
+use a2a_types::{Message, SendMessageConfiguration, Task};
 use async_trait::async_trait;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
+use crate::call::CallContext;
 use crate::updater::TaskUpdater;
 
 /// An error an agent returns; it fails the task with its text as the reason.
 pub type AgentError = Box<dyn std::error::Error + Send + Sync>;
-
-/// Per-call information taken from the transport (headers, negotiated version).
-#[derive(Debug, Clone, Default)]
-#[non_exhaustive]
-pub struct CallContext {
-    /// The protocol version the request used.
-    pub protocol_version: ProtocolVersion,
-    /// Extensions requested with `A2A-Extensions`.
-    pub extensions: Vec<String>,
-    /// The tenant of the request.
-    pub tenant: Option<String>,
-    /// The HTTP request headers (for agents that need credentials or tracing headers).
-    pub headers: http::HeaderMap,
-    /// Where a resumed subscription starts: after this event (SSE `Last-Event-ID`).
-    pub last_event_id: Option<u64>,
-    /// The binding the request came in on.
-    pub binding: Binding,
-    /// The network address of the caller (none for calls from this process).
-    pub peer: Option<std::net::SocketAddr>,
-    /// The authenticated caller (none when the agent requires no authentication).
-    pub principal: Option<crate::auth::Principal>,
-}
-
-/// The binding a request came in on (spans and metrics name it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-#[non_exhaustive]
-pub enum Binding {
-    /// Called from code in this process, not over a wire.
-    #[default]
-    InProcess,
-    /// JSON-RPC 2.0.
-    JsonRpc,
-    /// HTTP+JSON (REST).
-    HttpJson,
-    /// gRPC.
-    Grpc,
-}
-
-impl Binding {
-    /// The name in spans and metric labels: `jsonrpc`, `http_json`, `grpc` or `in_process`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::InProcess => "in_process",
-            Self::JsonRpc => "jsonrpc",
-            Self::HttpJson => "http_json",
-            Self::Grpc => "grpc",
-        }
-    }
-}
-
-impl CallContext {
-    /// A context for `protocol_version` with no headers.
-    pub fn new(protocol_version: ProtocolVersion) -> Self {
-        Self {
-            protocol_version,
-            ..Self::default()
-        }
-    }
-}
 
 /// What an executor gets for one incoming message.
 #[derive(Debug, Clone)]
@@ -107,7 +49,7 @@ impl RequestContext {
     /// the same `contextId` (or `thread_id`) has a conversation of its own under that id. An
     /// agent that keeps its own state per conversation keys it by `(owner, context_id)`.
     ///
-    /// [`Principal::id`]: crate::auth::Principal::id
+    /// [`Principal::id`]: crate::Principal::id
     pub fn owner(&self) -> Option<&str> {
         self.owner.as_deref()
     }

@@ -190,7 +190,7 @@ pub const PUSH_DELIVERY_DONE: u64 = i64::MAX as u64;
 /// Durable storage of task logs and snapshots.
 ///
 /// Contract (checked by the shared conformance suite, `store::conformance` with the
-/// `test-util` feature; run it with `a2a_server::task_store_conformance!`):
+/// `test-util` feature; run it with `a2a_runtime::task_store_conformance!`):
 /// - `append` with `expected_seq == 0` creates the task; its first event must be
 ///   [`TaskEvent::Created`]; an existing task gives [`StoreError::AlreadyExists`].
 /// - `append` with `expected_seq > 0` succeeds only when the log's last sequence number is

@@ -97,7 +97,8 @@ pub struct TaskEventStream {
     done: bool,
     _open: crate::metrics::GaugeHold,
     /// The caller's stream slot, given back with the stream.
-    _slot: Option<crate::limits::StreamSlot>,
+    /// Whatever the caller keeps alive while the stream is open (a per-caller stream slot).
+    _guard: Option<Box<dyn std::any::Any + Send + Sync>>,
 }
 
 impl TaskEventStream {
@@ -119,13 +120,14 @@ impl TaskEventStream {
             poll: None,
             done: false,
             _open: crate::metrics::global().stream_opened(),
-            _slot: None,
+            _guard: None,
         }
     }
 
     /// Holds `slot` for as long as the stream lives.
-    pub(crate) fn with_slot(mut self, slot: Option<crate::limits::StreamSlot>) -> Self {
-        self._slot = slot;
+    /// Keeps `guard` alive until the stream is dropped (a per-caller stream slot, say).
+    pub fn with_guard(mut self, guard: Option<Box<dyn std::any::Any + Send + Sync>>) -> Self {
+        self._guard = guard;
         self
     }
 
@@ -136,7 +138,7 @@ impl TaskEventStream {
     }
 
     /// Starts with a task snapshot; `closes` says whether the stream ends right after it.
-    pub(crate) fn with_snapshot(mut self, task: Task, seq: u64, closes: bool) -> Self {
+    pub fn with_snapshot(mut self, task: Task, seq: u64, closes: bool) -> Self {
         self.first = Some(StreamItem {
             seq,
             payload: StreamPayload::Snapshot(Box::new(task)),

@@ -34,16 +34,16 @@ pub enum UpdaterError {
 
 /// What one execution (turn) has done so far; read by the request that waits on it.
 #[derive(Debug, Default)]
-pub(crate) struct Turn {
+pub struct Turn {
     /// The task exists in the store (created by this turn or before it).
-    pub(crate) task_exists: bool,
+    pub task_exists: bool,
     /// The direct message reply, if the agent answered with one.
-    pub(crate) reply: Option<Message>,
+    pub reply: Option<Message>,
     /// This execution moved the task to a terminal or interrupted state, or replied.
-    pub(crate) ended: bool,
+    pub ended: bool,
     /// A write of this execution failed in the store (not a lifecycle refusal or a
     /// conflict): why, as the store said.
-    pub(crate) store_failed: Option<Arc<str>>,
+    pub store_failed: Option<Arc<str>>,
     /// Creating the task failed in the store: nothing more is written by this execution
     /// (the client message it was created with is gone with the failed write).
     pub(crate) creation_failed: bool,
@@ -246,17 +246,17 @@ impl TaskUpdater {
     }
 
     /// Reads what this execution has done so far.
-    pub(crate) fn with_turn<R>(&self, f: impl FnOnce(&Turn) -> R) -> R {
+    pub fn with_turn<R>(&self, f: impl FnOnce(&Turn) -> R) -> R {
         f(&self.turn())
     }
 
     /// The task's whole log, when this process wrote all of it (see `WriterState::log`).
-    pub(crate) async fn written_log(&self) -> Option<Vec<Arc<TaskEventRecord>>> {
+    pub async fn written_log(&self) -> Option<Vec<Arc<TaskEventRecord>>> {
         self.inner.active.writer.lock().await.log.clone()
     }
 
     /// Takes the direct reply, if any.
-    pub(crate) fn take_reply(&self) -> Option<Message> {
+    pub fn take_reply(&self) -> Option<Message> {
         self.turn().reply.take()
     }
 

@@ -1,0 +1,274 @@
+//! The runtime's metrics: tasks by state and their transitions, open streams, bus
+//! subscribers, store append latency and executor run time. [`global`] holds them; a server
+//! adds them to what it serves at `/metrics` with [`RuntimeMetrics::register`].
+//!
+//! Recording is a few atomic operations; nothing is formatted until the metrics are read.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use a2a_types::TaskState;
+use prometheus_client::encoding::{EncodeLabelSet, EncodeMetric, MetricEncoder, NoLabelSet};
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::exponential_buckets;
+use prometheus_client::metrics::{MetricType, TypedMetric};
+use prometheus_client::registry::Registry;
+
+/// A histogram that records with two relaxed atomic additions and no lock (the
+/// `prometheus-client` one locks a mutex per observation, which every request thread
+/// would contend for).
+#[derive(Debug, Clone)]
+pub struct AtomicHistogram(Arc<HistogramCells>);
+
+#[derive(Debug)]
+struct HistogramCells {
+    /// Upper bounds in seconds, ascending; the `+Inf` bucket is implicit.
+    bounds: Vec<f64>,
+    /// Observations per bucket (not cumulative), `bounds.len() + 1` of them.
+    counts: Box<[AtomicU64]>,
+    sum_nanos: AtomicU64,
+}
+
+impl AtomicHistogram {
+    /// Buckets from `start` seconds, each `factor` times the previous, `n` of them.
+    pub fn exponential(start: f64, factor: f64, n: usize) -> Self {
+        let bounds: Vec<f64> = exponential_buckets(start, factor, n as u16).collect();
+        let counts = (0..=bounds.len()).map(|_| AtomicU64::new(0)).collect();
+        Self(Arc::new(HistogramCells {
+            bounds,
+            counts,
+            sum_nanos: AtomicU64::new(0),
+        }))
+    }
+
+    /// Records one observation.
+    pub fn observe(&self, elapsed: Duration) {
+        let cells = &*self.0;
+        let secs = elapsed.as_secs_f64();
+        let bucket = cells.bounds.partition_point(|b| *b < secs);
+        cells.counts[bucket].fetch_add(1, Ordering::Relaxed);
+        let nanos = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
+        cells.sum_nanos.fetch_add(nanos, Ordering::Relaxed);
+    }
+}
+
+impl TypedMetric for AtomicHistogram {
+    const TYPE: MetricType = MetricType::Histogram;
+}
+
+impl EncodeMetric for AtomicHistogram {
+    fn encode(&self, mut encoder: MetricEncoder<'_>) -> std::fmt::Result {
+        let cells = &*self.0;
+        let buckets: Vec<(f64, u64)> = cells
+            .bounds
+            .iter()
+            .copied()
+            .chain(std::iter::once(f64::INFINITY))
+            .zip(cells.counts.iter().map(|c| c.load(Ordering::Relaxed)))
+            .collect();
+        let count = buckets.iter().map(|(_, n)| n).sum();
+        let sum = cells.sum_nanos.load(Ordering::Relaxed) as f64 / 1e9;
+        encoder.encode_histogram::<NoLabelSet>(sum, count, &buckets, None)
+    }
+
+    fn metric_type(&self) -> MetricType {
+        MetricType::Histogram
+    }
+}
+
+/// A family of [`AtomicHistogram`]s.
+pub type HistogramFamily<L> = Family<L, AtomicHistogram, fn() -> AtomicHistogram>;
+
+fn run_histogram() -> AtomicHistogram {
+    // 1 ms … about 4.5 min.
+    AtomicHistogram::exponential(0.001, 2.3, 16)
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct StateLabels {
+    state: &'static str,
+}
+
+/// Labels by how something ended.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub struct OutcomeLabels {
+    /// The outcome.
+    pub outcome: &'static str,
+}
+
+/// Every task state, in proto order (the index of a state's series below).
+const STATES: [TaskState; 9] = [
+    TaskState::Unspecified,
+    TaskState::Submitted,
+    TaskState::Working,
+    TaskState::Completed,
+    TaskState::Failed,
+    TaskState::Canceled,
+    TaskState::InputRequired,
+    TaskState::Rejected,
+    TaskState::AuthRequired,
+];
+
+fn state_index(state: TaskState) -> usize {
+    STATES.iter().position(|s| *s == state).unwrap_or(0)
+}
+
+/// The executor outcomes' labels, indexed by [`RunOutcome`].
+const RUN_OUTCOMES: [&str; 3] = ["ok", "error", "panic"];
+
+/// How an agent's `execute` ended.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum RunOutcome {
+    Ok = 0,
+    Error = 1,
+    Panic = 2,
+}
+
+/// The runtime's metrics. Get them with [`global`].
+pub struct RuntimeMetrics {
+    task_family: Family<StateLabels, Gauge>,
+    transition_family: Family<StateLabels, Counter>,
+    executor_family: HistogramFamily<OutcomeLabels>,
+    /// By [`state_index`]; only non-terminal states move.
+    tasks: Vec<Gauge>,
+    /// By [`state_index`].
+    transitions: Vec<Counter>,
+    streams: Gauge,
+    subscribers: Gauge,
+    store_append_seconds: AtomicHistogram,
+    /// By [`RUN_OUTCOMES`].
+    executor_seconds: Vec<AtomicHistogram>,
+}
+
+impl std::fmt::Debug for RuntimeMetrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RuntimeMetrics").finish_non_exhaustive()
+    }
+}
+
+/// The process's runtime metrics.
+pub fn global() -> &'static RuntimeMetrics {
+    static METRICS: OnceLock<RuntimeMetrics> = OnceLock::new();
+    METRICS.get_or_init(RuntimeMetrics::new)
+}
+
+impl RuntimeMetrics {
+    fn new() -> Self {
+        let task_family = Family::<StateLabels, Gauge>::default();
+        let transition_family = Family::<StateLabels, Counter>::default();
+        let label = |s: TaskState| StateLabels { state: s.as_str() };
+        let tasks = STATES
+            .iter()
+            .map(|s| match s {
+                TaskState::Unspecified => Gauge::default(),
+                s if s.is_terminal() => Gauge::default(),
+                s => task_family.get_or_create(&label(*s)).clone(),
+            })
+            .collect();
+        let transitions = STATES
+            .iter()
+            .map(|s| match s {
+                TaskState::Unspecified => Counter::default(),
+                s => transition_family.get_or_create(&label(*s)).clone(),
+            })
+            .collect();
+        let executor_family: HistogramFamily<OutcomeLabels> =
+            Family::new_with_constructor(run_histogram);
+        let executor_seconds = RUN_OUTCOMES
+            .iter()
+            .map(|outcome| {
+                executor_family
+                    .get_or_create(&OutcomeLabels { outcome })
+                    .clone()
+            })
+            .collect();
+        Self {
+            task_family,
+            transition_family,
+            executor_family,
+            tasks,
+            transitions,
+            streams: Gauge::default(),
+            subscribers: Gauge::default(),
+            store_append_seconds: AtomicHistogram::exponential(0.000_005, 2.0, 18),
+            executor_seconds,
+        }
+    }
+
+    /// Adds these metrics to `registry` (the same series: both see every update).
+    pub fn register(&self, registry: &mut Registry) {
+        registry.register(
+            "tasks",
+            "Tasks whose latest state this process wrote, by non-terminal state (terminal states are counted in a2a_task_transitions_total)",
+            self.task_family.clone(),
+        );
+        registry.register(
+            "task_transitions",
+            "Task state transitions written by this process, by the state entered",
+            self.transition_family.clone(),
+        );
+        registry.register(
+            "streams_active",
+            "Open event streams (SendStreamingMessage, SubscribeToTask)",
+            self.streams.clone(),
+        );
+        registry.register(
+            "bus_subscribers",
+            "Live subscriptions to task events",
+            self.subscribers.clone(),
+        );
+        registry.register(
+            "store_append_duration_seconds",
+            "Time for the task store to commit one append",
+            self.store_append_seconds.clone(),
+        );
+        registry.register(
+            "executor_run_duration_seconds",
+            "Time an agent's execute ran, by how it ended (ok, error, panic)",
+            self.executor_family.clone(),
+        );
+    }
+
+    /// A task entered `to` (from `from`, `None` for a new task).
+    pub(crate) fn transition(&self, from: Option<TaskState>, to: TaskState) {
+        if let Some(from) = from.filter(|s| !s.is_terminal()) {
+            self.tasks[state_index(from)].dec();
+        }
+        if !to.is_terminal() {
+            self.tasks[state_index(to)].inc();
+        }
+        self.transitions[state_index(to)].inc();
+    }
+
+    pub(crate) fn stream_opened(&'static self) -> GaugeHold {
+        self.streams.inc();
+        GaugeHold(&self.streams)
+    }
+
+    pub(crate) fn subscriber(&'static self) -> GaugeHold {
+        self.subscribers.inc();
+        GaugeHold(&self.subscribers)
+    }
+
+    pub(crate) fn store_append(&self, elapsed: Duration) {
+        self.store_append_seconds.observe(elapsed);
+    }
+
+    /// An agent's `execute` ran for `elapsed` and ended as `RUN_OUTCOMES[outcome]`.
+    pub(crate) fn executor_run(&self, outcome: RunOutcome, elapsed: Duration) {
+        self.executor_seconds[outcome as usize].observe(elapsed);
+    }
+}
+
+/// Holds one unit of a gauge until dropped.
+#[derive(Debug)]
+pub(crate) struct GaugeHold(&'static Gauge);
+
+impl Drop for GaugeHold {
+    fn drop(&mut self) {
+        self.0.dec();
+    }
+}

@@ -196,6 +196,18 @@ impl std::fmt::Debug for ConfiguredAgent {
     }
 }
 
+impl ConfiguredAgent {
+    /// The agent `executor` at `/a2a/{id}`, described by `card`.
+    pub fn new(id: impl Into<String>, executor: Arc<dyn AgentExecutor>, card: AgentCard) -> Self {
+        Self {
+            id: id.into(),
+            executor,
+            card,
+            extended_card: None,
+        }
+    }
+}
+
 impl From<BuiltinAgent> for ConfiguredAgent {
     fn from(b: BuiltinAgent) -> Self {
         Self {

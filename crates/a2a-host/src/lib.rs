@@ -7,6 +7,8 @@ pub mod exec;
 mod host;
 pub mod llm;
 pub mod remote;
+mod serve;
 pub mod upkeep;
 
 pub use host::{AgentHost, HostAgent};
+pub use serve::{BoundHost, HostBuilder, HostError, redacted};

@@ -1,18 +1,12 @@
 //! `a2a serve`: host the built-in agents.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 
 use a2a_host::builtin::{self, NAMES, SOLO_NAMES};
 use a2a_host::config::{ConfiguredAgent, HostConfig};
-use a2a_host::{AgentHost, HostAgent};
-use a2a_server::store::{InMemoryTaskStore, InMemoryTaskStoreConfig, TaskStore};
+use a2a_host::{BoundHost, HostBuilder, HostError};
 use a2a_server::transport::jsonrpc::JsonRpcConfig;
-use a2a_server::{
-    Bindings, CardCompat, EventBus, HandlerConfig, InProcessBus, RequestHandler, RuntimeConfig,
-    ServeOptions, TaskRuntime,
-};
-use a2a_store_sql::{LeaseConfig, NotifyHub, RetentionConfig, SqlTaskStore};
+use a2a_server::{Bindings, CardCompat, ServeOptions};
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 
@@ -223,88 +217,6 @@ fn positive_seconds(secs: f64) -> Option<std::time::Duration> {
         .filter(|d| !d.is_zero())
 }
 
-/// How often a quiet stream reads a shared SQLite file for events other processes wrote.
-const SQLITE_POLL: std::time::Duration = std::time::Duration::from_millis(250);
-
-/// The same on PostgreSQL, where LISTEN/NOTIFY carries those events and this read only
-/// covers notices lost while the listener reconnects.
-const POSTGRES_POLL: std::time::Duration = std::time::Duration::from_secs(2);
-
-/// `url` without a password, for logs and banners.
-fn redacted(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(scheme), Some(at)) if at > scheme => {
-            let userinfo = &url[scheme + 3..at];
-            let user = userinfo.split(':').next().unwrap_or("");
-            format!("{}{user}:***{}", &url[..scheme + 3], &url[at..])
-        }
-        _ => url.to_owned(),
-    }
-}
-
-/// The database every agent's store lives in, with its cross-process bus on PostgreSQL
-/// (`None`: memory).
-async fn open_store(url: &str) -> anyhow::Result<Option<(SqlTaskStore, Option<NotifyHub>)>> {
-    if url == "memory" {
-        return Ok(None);
-    }
-    let opening = || format!("cannot open the task store {}", redacted(url));
-    let db = SqlTaskStore::connect(url).await.with_context(opening)?;
-    let hub = db.notify_hub().await.with_context(opening)?;
-    Ok(Some((db, hub)))
-}
-
-/// The handler of one agent, and its store when that is in memory (for upkeep).
-fn handler_for(
-    agent: &ConfiguredAgent,
-    db: Option<&(SqlTaskStore, Option<NotifyHub>)>,
-    args: &ServeArgs,
-    shared: policy::Shared,
-) -> (Arc<RequestHandler>, Option<Arc<InMemoryTaskStore>>) {
-    let mut in_memory = None;
-    let store: Arc<dyn TaskStore> = match db {
-        Some((db, _)) => Arc::new(db.scoped(&agent.id)),
-        None => {
-            let store = Arc::new(InMemoryTaskStore::new(
-                InMemoryTaskStoreConfig::default().with_max_terminal_tasks(args.max_terminal_tasks),
-            ));
-            in_memory = Some(store.clone());
-            store
-        }
-    };
-    let mut config = RuntimeConfig::default();
-    let bus: Arc<dyn EventBus> = match db {
-        Some((_, Some(hub))) => {
-            config.store_poll = Some(POSTGRES_POLL);
-            Arc::new(hub.bus(&agent.id))
-        }
-        Some((_, None)) => {
-            // Other processes may share the file: follow their events through it.
-            config.store_poll = Some(SQLITE_POLL);
-            Arc::new(InProcessBus::default())
-        }
-        None => Arc::new(InProcessBus::default()),
-    };
-    if db.is_some()
-        && let Some(secs) = args.store_poll
-    {
-        config.store_poll = positive_seconds(secs);
-    }
-    let runtime = TaskRuntime::new(agent.executor.clone(), store, bus, config);
-    let mut config = HandlerConfig::default();
-    config.default_history_length = args.default_history_length;
-    config.max_history_length = args.max_history_length;
-    config.streams_per_caller = shared.streams;
-    config.rate_per_caller = shared.rate;
-    config.push = shared.push;
-    config.auth = shared.auth;
-    let mut handler = RequestHandler::new(runtime, agent.card.clone(), config);
-    if let Some(extended) = &agent.extended_card {
-        handler = handler.with_extended_card(extended.clone());
-    }
-    (Arc::new(handler), in_memory)
-}
-
 /// The settings in effect: the command line's, else the config file's, else the defaults.
 struct Settings {
     listen_host: String,
@@ -355,12 +267,18 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let set = Settings::resolve(&args, file.as_ref());
     // Everything that can refuse the flags does so before the banner announces a server.
     let limits = policy::connection_limits(&args)?;
-    let tls = match (&args.tls_cert, &args.tls_key) {
-        (Some(cert), Some(key)) => {
-            Some(a2a_server::Tls::from_pem_files(cert, key).context("--tls-cert / --tls-key")?)
-        }
-        _ => None,
-    };
+    let mut builder = HostBuilder::new()
+        .store(&set.store)
+        .limits(limits)
+        .history_length(args.default_history_length, args.max_history_length)
+        .max_terminal_tasks(args.max_terminal_tasks)
+        .drain(std::time::Duration::from_secs_f64(
+            args.drain_seconds.max(0.0),
+        ));
+    if let (Some(cert), Some(key)) = (&args.tls_cert, &args.tls_key) {
+        builder = builder
+            .tls(a2a_server::Tls::from_pem_files(cert, key).context("--tls-cert / --tls-key")?);
+    }
     let mut options = ServeOptions::default();
     options.public_url = set.public_url.clone();
     options.metrics = !args.no_metrics;
@@ -392,31 +310,16 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         bail!("--grpc-port: gRPC is switched off by --bindings");
     }
     // A separate gRPC port is bound before the cards are built, so that they can name it.
-    let grpc_listener = match set.grpc_port {
-        Some(port) => {
-            let listener = tokio::net::TcpListener::bind((set.listen_host.as_str(), port))
-                .await
-                .with_context(|| format!("cannot listen for gRPC on {}:{port}", set.listen_host))?;
-            let bound = listener.local_addr()?;
-            let host = set
-                .public_url
-                .as_deref()
-                .and_then(|u| u.parse::<http::Uri>().ok())
-                .and_then(|u| u.host().map(str::to_owned))
-                .unwrap_or_else(|| bound.ip().to_string());
-            options.grpc_address = Some(format!("{host}:{}", bound.port()));
-            Some(listener)
-        }
-        None => None,
-    };
-    if let Some(address) = &args.grpc_address {
-        options.grpc_address = Some(address.clone());
+    if let Some(port) = set.grpc_port {
+        let listener = tokio::net::TcpListener::bind((set.listen_host.as_str(), port))
+            .await
+            .with_context(|| format!("cannot listen for gRPC on {}:{port}", set.listen_host))?;
+        builder = builder.grpc_listener(listener);
     }
-    let grpc_banner = grpc_listener.as_ref().and(options.grpc_address.clone());
+    options.grpc_address = args.grpc_address.clone();
+    builder = builder.options(options);
+    builder = policy::apply(builder, &args)?;
 
-    let db = open_store(&set.store).await?;
-    let signing_key = options.card_signer.clone();
-    let mut host = AgentHost::new(options);
     let agents: Vec<ConfiguredAgent> = match (&file, &args.agent) {
         (Some(config), _) => {
             let base = args
@@ -448,7 +351,12 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     if agents.is_empty() && file.as_ref().is_none_or(|c| c.agents.is_empty()) {
         bail!("no agents to serve: the config file declares none ([[agents]])");
     }
-    // Bound before the agents are built: push signatures name the address in `jku`.
+    for agent in agents {
+        builder = builder.agent(agent);
+    }
+    if args.agent.is_some() {
+        builder = builder.at_root();
+    }
     let addr: SocketAddr = format!("{}:{}", set.listen_host, set.port)
         .parse()
         .or_else(|_| {
@@ -461,167 +369,46 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .with_context(|| format!("cannot listen on {addr}"))?;
-    let local = listener.local_addr()?;
-    let base = set.public_url.clone().unwrap_or_else(|| {
-        let scheme = if args.tls_cert.is_some() {
-            "https"
-        } else {
-            "http"
-        };
-        format!("{scheme}://{local}")
-    });
-    let names: Vec<String> = agents.iter().map(|a| a.id.clone()).collect();
-    let mut in_memory = Vec::new();
-    // Notifications name where the key is only when the address is one a receiver can
-    // reach (not 0.0.0.0 or [::]); else receivers take the key set the card's signature
-    // names, or are given it.
-    let reachable = set.public_url.is_some() || !local.ip().is_unspecified();
-    let push_signer = signing_key.map(|key| {
-        let jku = reachable.then(|| {
-            format!(
-                "{}{}",
-                base.trim_end_matches('/'),
-                a2a_server::card_signing::JWKS_PATH
-            )
-        });
-        a2a_server::push::PushSigner::new(key, jku)
-    });
-    let shared = policy::shared(&args, push_signer)?;
-    if let (Some((db, _)), Some(auth)) = (&db, &shared.auth) {
-        // Tasks stored by a version that named owners without their source are given the
-        // principal the configured credentials vouch for.
-        let auth = auth.clone();
-        db.qualify_legacy_owners(&move |name| {
-            auth.legacy_principal(name).map(|p| p.id().to_owned())
-        })
-        .await
-        .context("cannot qualify the owners of tasks stored by an earlier version")?;
-    }
-    for agent in &agents {
-        let (handler, memory) = handler_for(agent, db.as_ref(), &args, shared.clone());
-        in_memory.extend(memory.map(|store| (store, handler.clone())));
-        let hosted = HostAgent {
-            id: agent.id.clone(),
-            handler,
-        };
-        host = if args.agent.is_some() {
-            host.root(hosted)
-        } else {
-            host.agent(hosted)
-        };
-    }
+    let host = builder.bind_on(listener).await.map_err(|e| match e {
+        HostError::Store { .. } => anyhow::Error::new(e).context("cannot start"),
+        e => anyhow::Error::new(e),
+    })?;
+    print_banner(&host, args.agent.as_deref());
+    host.serve(async {
+        a2a_server::shutdown_signal().await;
+        eprintln!("a2a: shutting down: canceling running tasks, draining connections");
+    })
+    .await?;
+    Ok(())
+}
 
-    // Write the banner without panicking if nobody reads stdout any more.
-    let mut banner = match &args.agent {
+/// Writes the banner (what is served where) without panicking if nobody reads stdout any
+/// more.
+fn print_banner(host: &BoundHost, root_agent: Option<&str>) {
+    let base = host.base_url();
+    let urls = host.agent_urls();
+    let mut banner = match root_agent {
         Some(name) => format!(
             "a2a: serving agent {name} at {base}/ (tasks in {})\n",
-            redacted(&set.store)
+            host.store()
         ),
         None => format!(
             "a2a: serving {} agents on {base} (tasks in {})\n",
-            names.len(),
-            redacted(&set.store)
+            urls.len(),
+            host.store()
         ),
     };
-    if let Some(address) = &grpc_banner {
+    if let Some(address) = host.grpc_address() {
         banner.push_str(&format!("a2a: gRPC at {address}\n"));
     }
-    if args.agent.is_none() {
-        for name in &names {
-            banner.push_str(&format!("  {name:<12} {base}/a2a/{name}\n"));
+    if root_agent.is_none() {
+        for (name, url) in &urls {
+            banner.push_str(&format!("  {name:<12} {url}\n"));
         }
     }
-    {
-        use std::io::Write;
-        let mut out = std::io::stdout().lock();
-        let _ = out.write_all(banner.as_bytes()).and_then(|()| out.flush());
-    }
-    let upkeep = match &db {
-        Some((db, _)) => {
-            let expiry = std::time::Duration::try_from_secs_f64(args.lease_expiry)
-                .ok()
-                .filter(|d| !d.is_zero())
-                .context("--lease-expiry must be a positive number of seconds")?;
-            // Beat once before serving, so no task of ours is ever without a live owner.
-            db.heartbeat()
-                .await
-                .context("cannot write to the task store")?;
-            let mut retention = RetentionConfig::default();
-            retention.terminal = positive_seconds(args.retention);
-            retention.idle_interrupted = positive_seconds(args.idle_expiry);
-            Some(a2a_host::upkeep::keep_store(
-                db.clone(),
-                host.handlers_by_id(),
-                LeaseConfig::with_expiry(expiry),
-                retention,
-            ))
-        }
-        // In memory: only the bound on tasks left waiting for input needs a sweep.
-        None => positive_seconds(args.idle_expiry)
-            .map(|idle| a2a_host::upkeep::expire_idle_in_memory(in_memory, idle)),
-    };
-    let handlers = host.handlers();
-    let runtimes: Vec<_> = handlers.iter().map(|h| h.runtime().clone()).collect();
-    let on_signal = async move {
-        a2a_server::shutdown_signal().await;
-        eprintln!("a2a: shutting down: canceling running tasks, draining connections");
-        // Running tasks end CANCELED, so open streams get a final event and close.
-        for h in handlers {
-            h.runtime().shutdown();
-        }
-    };
-    let drain = std::time::Duration::from_secs_f64(args.drain_seconds.max(0.0));
-    match grpc_listener {
-        None => {
-            a2a_server::serve_with_tls(listener, host.router(), on_signal, drain, limits, tls)
-                .await?;
-        }
-        Some(grpc_listener) => {
-            let (stop, stopped) = tokio::sync::watch::channel(false);
-            let signalled = async move {
-                on_signal.await;
-                let _ = stop.send(true);
-            };
-            let on_stop = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
-                let _ = rx.wait_for(|stopped| *stopped).await;
-            };
-            let http = a2a_server::serve_with_tls(
-                listener,
-                host.http_router(),
-                on_stop(stopped.clone()),
-                drain,
-                limits,
-                tls.clone(),
-            );
-            let grpc = a2a_server::serve_with_tls(
-                grpc_listener,
-                host.grpc_router(),
-                on_stop(stopped),
-                drain,
-                limits,
-                tls,
-            );
-            let (_, http, grpc) = tokio::join!(signalled, http, grpc);
-            http?;
-            grpc?;
-        }
-    }
-    // Canceled executions get their grace period, then are aborted: wait for them, so that
-    // each task's last state is written before the process retires from the store.
-    for runtime in &runtimes {
-        runtime.shutdown();
-        runtime.stopped().await;
-    }
-    if let Some(upkeep) = upkeep {
-        upkeep.abort();
-    }
-    if let Some((db, _)) = &db {
-        // A clean exit: our running tasks were canceled, so nothing of ours is abandoned.
-        if let Err(e) = db.retire().await {
-            tracing::warn!(error = %e, "could not retire this process from the task store");
-        }
-    }
-    Ok(())
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(banner.as_bytes()).and_then(|()| out.flush());
 }
 
 #[cfg(test)]
@@ -629,9 +416,9 @@ mod tests {
     #[test]
     fn passwords_stay_out_of_banners() {
         assert_eq!(
-            super::redacted("postgres://app:s3cret@db:5432/a2a"),
+            a2a_host::redacted("postgres://app:s3cret@db:5432/a2a"),
             "postgres://app:***@db:5432/a2a"
         );
-        assert_eq!(super::redacted("sqlite:a2a.db"), "sqlite:a2a.db");
+        assert_eq!(a2a_host::redacted("sqlite:a2a.db"), "sqlite:a2a.db");
     }
 }

@@ -3,61 +3,56 @@
 
 use std::sync::Arc;
 
+use a2a_host::HostBuilder;
 use a2a_server::ConnectionLimits;
+use a2a_store_sql::{LeaseConfig, RetentionConfig};
 use anyhow::{Context, bail};
 
 use super::{ServeArgs, positive_seconds};
 
-/// What every agent of the server shares: per-caller bounds, push delivery, authentication.
-#[derive(Clone)]
-pub(super) struct Shared {
-    pub(super) streams: Option<Arc<a2a_server::CallerStreams>>,
-    pub(super) rate: Option<Arc<a2a_server::CallerRate>>,
-    pub(super) push: Option<a2a_server::push::PushDelivery>,
-    pub(super) auth: Option<Arc<dyn a2a_server::auth::Authenticator>>,
-}
-
-/// The shared bounds, push delivery and authenticator the flags ask for.
-pub(super) fn shared(
-    args: &ServeArgs,
-    push_signer: Option<a2a_server::push::PushSigner>,
-) -> anyhow::Result<Shared> {
+/// The per-caller bounds, push delivery, authentication, leases and retention the flags ask
+/// for, on `builder`.
+pub(super) fn apply(mut builder: HostBuilder, args: &ServeArgs) -> anyhow::Result<HostBuilder> {
     if args.caller_ipv6_prefix > 128 {
         bail!("--caller-ipv6-prefix must be between 0 and 128 bits");
     }
-    let keying = a2a_server::CallerKeying::default().with_ipv6_prefix(args.caller_ipv6_prefix);
-    let streams = match args.max_streams_per_caller {
+    builder = builder.caller_keying(
+        a2a_server::CallerKeying::default().with_ipv6_prefix(args.caller_ipv6_prefix),
+    );
+    match args.max_streams_per_caller {
         Some(0) => bail!("--max-streams-per-caller must be at least 1"),
-        Some(n) => Some(a2a_server::CallerStreams::with_keying(n, keying)),
-        None => None,
-    };
-    let auth = authenticator(args)?;
-    let rate = match args.rate_per_caller {
+        Some(n) => builder = builder.streams_per_caller(n),
+        None => {}
+    }
+    match args.rate_per_caller {
         Some(r) if !(r > 0.0 && r.is_finite()) => {
             bail!("--rate-per-caller must be a positive number of requests a second")
         }
-        Some(r) => Some(a2a_server::CallerRate::with_keying(
-            r,
-            args.rate_burst.unwrap_or(r),
-            keying,
-        )),
-        None => None,
-    };
-    let push = if args.no_push {
-        None
-    } else {
+        Some(r) => builder = builder.rate_per_caller(r, args.rate_burst.unwrap_or(r)),
+        None => {}
+    }
+    builder = builder.push((!args.no_push).then(|| {
         let mut settings = a2a_server::push::PushSettings::default();
         settings.policy.allowed_hosts = args.push_allow.clone();
         settings.policy.allow_private = args.push_allow_private;
-        settings.signer = push_signer;
-        Some(a2a_server::push::PushDelivery::new(settings)?)
-    };
-    Ok(Shared {
-        streams,
-        rate,
-        push,
-        auth,
-    })
+        settings
+    }));
+    if let Some(auth) = authenticator(args)? {
+        builder = builder.auth(auth);
+    }
+    let expiry = std::time::Duration::try_from_secs_f64(args.lease_expiry)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .context("--lease-expiry must be a positive number of seconds")?;
+    builder = builder.leases(LeaseConfig::with_expiry(expiry));
+    let mut retention = RetentionConfig::default();
+    retention.terminal = positive_seconds(args.retention);
+    retention.idle_interrupted = positive_seconds(args.idle_expiry);
+    builder = builder.retention(retention);
+    if let Some(secs) = args.store_poll {
+        builder = builder.store_poll(positive_seconds(secs));
+    }
+    Ok(builder)
 }
 
 /// The authenticator the credentials on the command line (or in the environment) make, if

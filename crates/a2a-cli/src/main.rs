@@ -2,8 +2,8 @@
 
 mod commands;
 mod output;
-mod telemetry;
 
+use a2a_host::telemetry;
 use clap::{Parser, Subcommand};
 
 // glibc's allocator showed up as a quarter of the server's CPU time under load (arena
@@ -35,7 +35,7 @@ struct Cli {
     otlp_endpoint: Option<String>,
     /// OTLP protocol [default: `OTEL_EXPORTER_OTLP_PROTOCOL`, else http/protobuf].
     #[arg(long, global = true, value_enum)]
-    otlp_protocol: Option<telemetry::OtlpProtocol>,
+    otlp_protocol: Option<OtlpProtocolArg>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -44,6 +44,16 @@ enum LogFormat {
     Text,
     /// One JSON object per line.
     Json,
+}
+
+/// OTLP wire protocol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum OtlpProtocolArg {
+    /// Protobuf over HTTP (`http/protobuf`, port 4318).
+    #[value(name = "http/protobuf", alias = "http")]
+    HttpProtobuf,
+    /// gRPC (port 4317).
+    Grpc,
 }
 
 #[derive(Debug, Subcommand)]
@@ -118,12 +128,18 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-    let settings = telemetry::ExportSettings {
-        endpoint: cli.otlp_endpoint.clone(),
-        protocol: cli.otlp_protocol,
+    let mut settings = telemetry::ExportSettings::default();
+    settings.endpoint = cli.otlp_endpoint.clone();
+    settings.protocol = cli.otlp_protocol.map(|p| match p {
+        OtlpProtocolArg::HttpProtobuf => telemetry::OtlpProtocol::HttpProtobuf,
+        OtlpProtocolArg::Grpc => telemetry::OtlpProtocol::Grpc,
+    });
+    let format = match cli.log_format {
+        LogFormat::Text => telemetry::LogFormat::Text,
+        LogFormat::Json => telemetry::LogFormat::Json,
     };
     // Inside the runtime: the gRPC exporter runs on it.
-    let telemetry = match runtime.block_on(async { telemetry::init(cli.log_format, &settings) }) {
+    let telemetry = match runtime.block_on(async { telemetry::init(format, &settings) }) {
         Ok(t) => t,
         Err(e) => {
             eprintln!("a2a: error: {e:#}");

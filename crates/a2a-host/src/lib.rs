@@ -8,6 +8,7 @@ mod host;
 pub mod llm;
 pub mod remote;
 mod serve;
+pub mod telemetry;
 pub mod upkeep;
 
 pub use host::{AgentHost, HostAgent};

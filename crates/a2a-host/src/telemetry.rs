@@ -1,4 +1,5 @@
-//! Log lines on stderr and, when configured, OpenTelemetry export of traces over OTLP.
+//! Log lines on stderr and, when configured, OpenTelemetry export of traces over OTLP: what
+//! `a2a serve` installs, for a program that hosts agents itself ([`init`]).
 //!
 //! Export is on when `--otlp-endpoint` is given or the standard `OTEL_EXPORTER_OTLP_ENDPOINT`
 //! / `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is set (unless `OTEL_SDK_DISABLED=true` or
@@ -9,14 +10,39 @@
 //! OpenTelemetry layer is installed: the spans of the A2A crates are then disabled at their
 //! call sites and cost nothing.
 
+use std::io::IsTerminal as _;
+
 use a2a_telemetry::{ExportConfig, Exporter, Protocol, TraceParent};
-use anyhow::Context as _;
 use tracing_subscriber::filter::Targets;
 use tracing_subscriber::layer::SubscriberExt as _;
 use tracing_subscriber::util::SubscriberInitExt as _;
 use tracing_subscriber::{EnvFilter, Layer as _};
 
-use crate::LogFormat;
+/// How log lines are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum LogFormat {
+    /// Human-readable lines (coloured when stderr is a terminal).
+    #[default]
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+/// Why telemetry could not be set up.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TelemetryError {
+    /// `A2A_TRACE` is not a target filter.
+    #[error("A2A_TRACE={0:?} is not a target filter")]
+    Filter(String),
+    /// The OTLP settings are not valid, or the exporter could not start.
+    #[error("cannot start trace export")]
+    Export(#[from] a2a_telemetry::Error),
+    /// A global subscriber is already installed.
+    #[error("cannot install the log subscriber")]
+    Install(#[source] tracing_subscriber::util::TryInitError),
+}
 
 /// Which spans are exported: the A2A crates' and every other `INFO` span (an executor's
 /// own), but not those of the HTTP, gRPC and store machinery underneath, which would drown
@@ -25,10 +51,10 @@ const DEFAULT_EXPORT_FILTER: &str = "info,h2=off,hyper=off,hyper_util=off,tonic=
     reqwest=off,sqlx=off,a2a::telemetry=off";
 
 /// OTLP wire protocol.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum OtlpProtocol {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OtlpProtocol {
     /// Protobuf over HTTP (`http/protobuf`, port 4318).
-    #[value(name = "http/protobuf", alias = "http")]
     HttpProtobuf,
     /// gRPC (port 4317).
     Grpc,
@@ -36,21 +62,23 @@ pub(crate) enum OtlpProtocol {
 
 /// Where traces go, from the command line (the `OTEL_*` variables fill what it leaves out).
 #[derive(Debug, Clone, Default)]
-pub(crate) struct ExportSettings {
+#[non_exhaustive]
+pub struct ExportSettings {
     /// The collector's base URL (`http://localhost:4318`; for gRPC `http://localhost:4317`).
-    pub(crate) endpoint: Option<String>,
-    pub(crate) protocol: Option<OtlpProtocol>,
+    pub endpoint: Option<String>,
+    /// The wire protocol.
+    pub protocol: Option<OtlpProtocol>,
 }
 
 /// Keeps the exporter alive; [`shutdown`](Self::shutdown) flushes what is buffered.
 #[derive(Debug)]
-pub(crate) struct Telemetry {
+pub struct Telemetry {
     exporter: Option<Exporter>,
 }
 
 impl Telemetry {
     /// Exports the spans still buffered and stops the exporter.
-    pub(crate) fn shutdown(self) {
+    pub fn shutdown(self) {
         if let Some(exporter) = self.exporter {
             exporter.shutdown();
         }
@@ -62,7 +90,7 @@ fn env(name: &str) -> Option<String> {
 }
 
 /// The export configuration, when export is wanted.
-fn export_config(settings: &ExportSettings) -> anyhow::Result<Option<ExportConfig>> {
+fn export_config(settings: &ExportSettings) -> Result<Option<ExportConfig>, TelemetryError> {
     if ExportConfig::disabled_by_env()
         || (settings.endpoint.is_none() && !ExportConfig::wanted_by_env())
     {
@@ -86,11 +114,14 @@ fn export_config(settings: &ExportSettings) -> anyhow::Result<Option<ExportConfi
 
 /// Installs the log subscriber (filtered by `A2A_LOG`, else `RUST_LOG`, else `warn`) and,
 /// when configured, the OTLP exporter (on a thread of its own).
-pub(crate) fn init(format: LogFormat, settings: &ExportSettings) -> anyhow::Result<Telemetry> {
+pub fn init(format: LogFormat, settings: &ExportSettings) -> Result<Telemetry, TelemetryError> {
     let log_filter = EnvFilter::try_from_env("A2A_LOG")
         .or_else(|_| EnvFilter::try_from_default_env())
         .unwrap_or_else(|_| EnvFilter::new("warn"));
-    let log_layer = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+    // Colours only for a terminal: a log file or a collector gets plain text.
+    let log_layer = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal());
     let log_layer = match format {
         LogFormat::Text => log_layer.boxed(),
         LogFormat::Json => log_layer.json().boxed(),
@@ -98,14 +129,14 @@ pub(crate) fn init(format: LogFormat, settings: &ExportSettings) -> anyhow::Resu
     let export_filter = match env("A2A_TRACE") {
         Some(directives) => directives
             .parse::<Targets>()
-            .with_context(|| format!("A2A_TRACE={directives:?} is not a target filter"))?,
+            .map_err(|_| TelemetryError::Filter(directives))?,
         None => DEFAULT_EXPORT_FILTER
             .parse::<Targets>()
-            .context("the default export filter")?,
+            .map_err(|_| TelemetryError::Filter(DEFAULT_EXPORT_FILTER.to_owned()))?,
     };
     let (export_layer, exporter) = match export_config(settings)? {
         Some(config) => {
-            let (layer, exporter) = config.start().context("cannot start trace export")?;
+            let (layer, exporter) = config.start()?;
             // The runtime's own request and task spans follow the same filter.
             let wants = export_filter.clone();
             exporter
@@ -118,14 +149,14 @@ pub(crate) fn init(format: LogFormat, settings: &ExportSettings) -> anyhow::Resu
         .with(log_layer.with_filter(log_filter))
         .with(export_layer)
         .try_init()
-        .context("cannot install the log subscriber")?;
+        .map_err(TelemetryError::Install)?;
     Ok(Telemetry { exporter })
 }
 
 /// The span a client command runs in: a child of the trace in `TRACEPARENT` / `TRACESTATE`
 /// when the environment carries one (an `exec` agent's program gets them from the host),
 /// so calls made by the command continue that trace.
-pub(crate) fn command_span(command: &'static str) -> tracing::Span {
+pub fn command_span(command: &'static str) -> tracing::Span {
     let parent =
         env("TRACEPARENT").and_then(|p| TraceParent::parse(&p, env("TRACESTATE").as_deref()));
     a2a_telemetry::span_with_parent(

@@ -75,59 +75,13 @@ fn write_string(s: &str, out: &mut String) {
     out.push('"');
 }
 
-/// ECMAScript's `Number.prototype.toString` for the numbers JSON carries: integers as
-/// integers; other values in the shortest round-trip digits, with an exponent from 1e21 up
-/// and below 1e-6.
+/// A number as RFC 8785 writes it: the IEEE 754 double the JSON number denotes (integers
+/// beyond 2^53 are rounded to one, as every other JCS implementation reads them), printed by
+/// ECMAScript's `Number.prototype.toString` (`ryu-js`): the shortest digits that round-trip,
+/// padded with zeros up to 1e21, exponents from there and below 1e-6, `-0` as `0`.
 fn write_number(n: &serde_json::Number, out: &mut String) {
-    if let Some(i) = n.as_i64() {
-        out.push_str(&i.to_string());
-        return;
-    }
-    if let Some(u) = n.as_u64() {
-        out.push_str(&u.to_string());
-        return;
-    }
     let f = n.as_f64().unwrap_or(0.0);
-    if f == 0.0 {
-        out.push('0');
-        return;
-    }
-    if f.fract() == 0.0 && f.abs() < 1e21 {
-        out.push_str(&format!("{f:.0}"));
-        return;
-    }
-    // Shortest round-trip digits and exponent, then ECMAScript's layout.
-    let sci = format!("{f:e}"); // like "1.2345e-7" or "-5e21"
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let negative = mantissa.starts_with('-');
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    let k = digits.len() as i32;
-    let n = exp + 1; // position of the decimal point relative to the digits
-    if negative {
-        out.push('-');
-    }
-    if k <= n && n <= 21 {
-        out.push_str(&digits);
-        out.push_str(&"0".repeat((n - k) as usize));
-    } else if 0 < n && n <= 21 {
-        out.push_str(&digits[..n as usize]);
-        out.push('.');
-        out.push_str(&digits[n as usize..]);
-    } else if -6 < n && n <= 0 {
-        out.push_str("0.");
-        out.push_str(&"0".repeat((-n) as usize));
-        out.push_str(&digits);
-    } else {
-        out.push_str(&digits[..1]);
-        if k > 1 {
-            out.push('.');
-            out.push_str(&digits[1..]);
-        }
-        out.push('e');
-        out.push(if n > 0 { '+' } else { '-' });
-        out.push_str(&(n - 1).abs().to_string());
-    }
+    out.push_str(ryu_js::Buffer::new().format(f));
 }
 
 #[cfg(test)]
@@ -143,6 +97,41 @@ mod tests {
             canonicalize(&card),
             r#"{"capabilities":{"pushNotifications":false,"streaming":false},"description":"","name":"Example Agent","skills":[]}"#
         );
+    }
+
+    /// RFC 8785 appendix B: IEEE 754 doubles (by their bits) and their canonical text.
+    #[test]
+    fn rfc_8785_number_test_vectors() {
+        for (bits, want) in [
+            (0x0000_0000_0000_0000_u64, "0"),
+            (0x8000_0000_0000_0000, "0"),
+            (0x0000_0000_0000_0001, "5e-324"),
+            (0x8000_0000_0000_0001, "-5e-324"),
+            (0x7fef_ffff_ffff_ffff, "1.7976931348623157e+308"),
+            (0xffef_ffff_ffff_ffff, "-1.7976931348623157e+308"),
+            (0x4340_0000_0000_0000, "9007199254740992"),
+            (0xc340_0000_0000_0000, "-9007199254740992"),
+            (0x4430_0000_0000_0000, "295147905179352830000"),
+            (0x44b5_2d02_c7e1_4af5, "9.999999999999997e+22"),
+            (0x44b5_2d02_c7e1_4af6, "1e+23"),
+            (0x44b5_2d02_c7e1_4af7, "1.0000000000000001e+23"),
+            (0x444b_1ae4_d6e2_ef4e, "999999999999999700000"),
+            (0x444b_1ae4_d6e2_ef4f, "999999999999999900000"),
+            (0x444b_1ae4_d6e2_ef50, "1e+21"),
+            (0x3eb0_c6f7_a0b5_ed8c, "9.999999999999997e-7"),
+            (0x3eb0_c6f7_a0b5_ed8d, "0.000001"),
+            (0x41b3_de43_5555_5553, "333333333.3333332"),
+            (0x41b3_de43_5555_5554, "333333333.33333325"),
+            (0x41b3_de43_5555_5555, "333333333.3333333"),
+            (0x41b3_de43_5555_5556, "333333333.3333334"),
+            (0x41b3_de43_5555_5557, "333333333.33333343"),
+            (0xbecb_f647_612f_3696, "-0.0000033333333333333333"),
+            (0x4314_3ff3_c1cb_0959, "1424953923781206.2"),
+        ] {
+            let f = f64::from_bits(bits);
+            let n = serde_json::Number::from_f64(f).unwrap();
+            assert_eq!(canonicalize(&Value::Number(n)), want, "{bits:#018x}");
+        }
     }
 
     #[test]
@@ -166,15 +155,18 @@ mod tests {
         for k in order {
             at += c[at..].find(&format!("\"{k}\"")).expect(k);
         }
-        // Numbers (RFC 8785 appendix B).
         for (n, want) in [
             (json!(1e21), "1e+21"),
             (json!(1e-7), "1e-7"),
             (json!(0.000001), "0.000001"),
             (json!(123456789012.5), "123456789012.5"),
             (json!(-0.5), "-0.5"),
-            (json!(333_333_333.333_333_3_f64), "333333333.3333333"),
             (json!(100), "100"),
+            // Not exact integers: the doubles they are, as ECMAScript prints them.
+            (json!(1.2345678901234568e20), "123456789012345680000"),
+            (json!(9_007_199_254_740_993_u64), "9007199254740992"),
+            (json!(-9_007_199_254_740_993_i64), "-9007199254740992"),
+            (json!(u64::MAX), "18446744073709552000"),
         ] {
             assert_eq!(canonicalize(&n), want);
         }

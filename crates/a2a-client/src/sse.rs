@@ -132,4 +132,22 @@ mod tests {
             assert_eq!(events[1].data, "l1\nl2");
         }
     }
+
+    #[test]
+    fn characters_split_at_every_byte_arrive_whole() {
+        let input = "id: 7\ndata: {\"text\":\"Grüße 你好 🙂\"}\n\n".as_bytes();
+        for a in 0..input.len() {
+            for b in a..input.len() {
+                let mut p = SseParser::new();
+                let mut events = p.feed(&input[..a]);
+                events.extend(p.feed(&input[a..b]));
+                events.extend(p.feed(&input[b..]));
+                assert_eq!(events.len(), 1, "split at {a}, {b}");
+                assert_eq!(
+                    events[0].data, "{\"text\":\"Grüße 你好 🙂\"}",
+                    "split at {a}, {b}"
+                );
+            }
+        }
+    }
 }

@@ -121,35 +121,29 @@ impl LlmAgent {
             return Ok(text);
         }
         let mut all = String::new();
-        let mut buf = String::new();
-        let mut bytes = resp.bytes_stream();
+        // The workspace's one SSE parser: lines are cut from bytes before they are decoded,
+        // so a character split across network chunks arrives whole.
+        let mut events = std::pin::pin!(a2a_client::sse::sse_stream(resp.bytes_stream()));
         let mut started = false;
-        while let Some(chunk) = bytes.next().await {
-            let chunk = chunk.map_err(|e| AgentError::from(format!("{url}: {e}")))?;
-            buf.push_str(&String::from_utf8_lossy(&chunk));
-            while let Some(end) = buf.find('\n') {
-                let line: String = buf.drain(..=end).collect();
-                let Some(data) = line.trim().strip_prefix("data:") else {
-                    continue;
-                };
-                let data = data.trim();
-                if data == "[DONE]" {
-                    break;
-                }
-                let Ok(v) = serde_json::from_str::<Value>(data) else {
-                    continue;
-                };
-                if let Some(msg) = v["error"]["message"].as_str() {
-                    return Err(AgentError::from(format!("the model endpoint: {msg}")));
-                }
-                if let Some(token) = v["choices"][0]["delta"]["content"].as_str()
-                    && !token.is_empty()
-                {
-                    u.artifact_chunk(answer(token.to_owned()), started, false)
-                        .await?;
-                    started = true;
-                    all.push_str(token);
-                }
+        while let Some(event) = events.next().await {
+            let event = event.map_err(|e| AgentError::from(format!("{url}: {e}")))?;
+            let data = event.data.trim();
+            if data == "[DONE]" {
+                break;
+            }
+            let Ok(v) = serde_json::from_str::<Value>(data) else {
+                continue;
+            };
+            if let Some(msg) = v["error"]["message"].as_str() {
+                return Err(AgentError::from(format!("the model endpoint: {msg}")));
+            }
+            if let Some(token) = v["choices"][0]["delta"]["content"].as_str()
+                && !token.is_empty()
+            {
+                u.artifact_chunk(answer(token.to_owned()), started, false)
+                    .await?;
+                started = true;
+                all.push_str(token);
             }
         }
         if started {

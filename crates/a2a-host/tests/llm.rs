@@ -52,6 +52,18 @@ async fn completions(
             axum::Json(json!({"error": {"message": "invalid api key"}})),
         )
             .into_response(),
+        // Every byte in a chunk of its own: multi-byte characters arrive split.
+        "bytewise" => {
+            let mut text = String::new();
+            for token in ["Grüße, ", "你好 ", "🙂"] {
+                let chunk = json!({"choices": [{"delta": {"content": token}}]});
+                text.push_str(&format!("data: {chunk}\n\n"));
+            }
+            text.push_str("data: [DONE]\n\n");
+            let bytes: Vec<Result<Vec<u8>, Infallible>> =
+                text.into_bytes().into_iter().map(|b| Ok(vec![b])).collect();
+            sse(axum::body::Body::from_stream(futures::stream::iter(bytes)))
+        }
         "slow" => {
             let flag = DropFlag(up.clone());
             let stream = futures::stream::unfold((0u32, flag), |(n, flag)| async move {
@@ -140,6 +152,18 @@ async fn tokens_stream_and_the_conversation_goes_with_each_turn() {
     assert_eq!(roles, ["system", "user", "assistant", "user"]);
     assert_eq!(body["messages"][2]["content"], "Hello (2 messages)");
     assert_eq!(body["messages"][3]["content"], "and again");
+}
+
+/// A model answer in Chinese, German and emoji, its characters split across network chunks
+/// at every byte: it arrives whole.
+#[tokio::test(flavor = "multi_thread")]
+async fn characters_split_across_chunks_arrive_whole() {
+    let (url, _) = upstream().await;
+    let c = serve(LlmAgent::new(&url, "bytewise")).await;
+    let Outcome::Completed(task) = c.run(req("hi")).await.unwrap() else {
+        panic!()
+    };
+    assert_eq!(task.artifacts_text(), "Grüße, 你好 🙂");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -281,10 +281,11 @@ pub struct SseEvent {
     pub data: Value,
 }
 
-/// Reads an SSE response event by event.
+/// Reads an SSE response event by event (with the client's parser: the workspace has one).
 pub struct SseReader {
     body: std::pin::Pin<Box<dyn futures::Stream<Item = reqwest::Result<bytes::Bytes>> + Send>>,
-    buf: String,
+    parser: a2a_client::sse::SseParser,
+    ready: std::collections::VecDeque<a2a_client::sse::SseEvent>,
 }
 
 impl SseReader {
@@ -300,21 +301,25 @@ impl SseReader {
         assert!(ct.starts_with("text/event-stream"), "content-type {ct}");
         Self {
             body: Box::pin(resp.bytes_stream()),
-            buf: String::new(),
+            parser: a2a_client::sse::SseParser::new(),
+            ready: std::collections::VecDeque::new(),
         }
     }
 
     /// The next event, `None` once the server closed the stream.
     pub async fn next(&mut self) -> Option<SseEvent> {
         loop {
-            while let Some(end) = self.buf.find("\n\n") {
-                let frame: String = self.buf.drain(..end + 2).collect();
-                if let Some(ev) = parse_frame(&frame) {
-                    return Some(ev);
+            if let Some(ev) = self.ready.pop_front() {
+                if ev.data.is_empty() {
+                    continue;
                 }
+                return Some(SseEvent {
+                    id: ev.id,
+                    data: serde_json::from_str(&ev.data).unwrap(),
+                });
             }
             let chunk = self.body.next().await?.unwrap();
-            self.buf.push_str(&String::from_utf8_lossy(&chunk));
+            self.ready.extend(self.parser.feed(&chunk));
         }
     }
 
@@ -336,25 +341,6 @@ impl SseReader {
 /// Reads a whole SSE response (the server closes it after the final event).
 pub async fn read_sse(resp: reqwest::Response) -> Vec<SseEvent> {
     SseReader::new(resp).rest().await
-}
-
-fn parse_frame(frame: &str) -> Option<SseEvent> {
-    let mut id = None;
-    let mut data = String::new();
-    for line in frame.lines() {
-        if let Some(v) = line.strip_prefix("id:") {
-            id = Some(v.trim().to_owned());
-        } else if let Some(v) = line.strip_prefix("data:") {
-            data.push_str(v.trim_start());
-        }
-    }
-    if data.is_empty() {
-        return None;
-    }
-    Some(SseEvent {
-        id,
-        data: serde_json::from_str(&data).unwrap(),
-    })
 }
 
 /// Opens a v1.0 stream.

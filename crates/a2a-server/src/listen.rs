@@ -31,7 +31,6 @@ use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
-use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 use tower::ServiceExt;
@@ -198,8 +197,9 @@ pub(crate) async fn serve_connections(
         None => app,
     };
     let permits = Arc::new(Semaphore::new(limits.max_connections));
+    let refusing = Arc::new(Semaphore::new(REFUSALS_AT_ONCE));
     let graceful = GracefulShutdown::new();
-    let refused = Arc::new(Throttled::default());
+    let refused = Throttled::default();
     let accept_failures = Throttled::default();
     let mut backoff = Duration::from_millis(10);
     tokio::pin!(shutdown);
@@ -229,20 +229,25 @@ pub(crate) async fn serve_connections(
         };
         let _ = tcp.set_nodelay(true);
         let Ok(permit) = permits.clone().try_acquire_owned() else {
-            let refused = refused.clone();
-            let limit = limits.max_connections;
-            tokio::spawn(async move {
-                let (log, n) = refused.should_log();
-                if log {
-                    tracing::warn!(
-                        limit,
-                        refused = n,
-                        "connection limit reached; answering 503"
-                    );
-                }
-                crate::metrics::global().connection_refused("max_connections");
-                refuse(tcp).await;
-            });
+            let (log, n) = refused.should_log();
+            if log {
+                tracing::warn!(
+                    limit = limits.max_connections,
+                    refused = n,
+                    "connection limit reached; answering 503"
+                );
+            }
+            crate::metrics::global().connection_refused("max_connections");
+            // Refusals are answered a few at a time, each within a short budget; beyond
+            // that a connection is closed unanswered (the limit protects descriptors).
+            if let Ok(slot) = refusing.clone().try_acquire_owned() {
+                let (tls, builder) = (tls.clone(), builder.clone());
+                let budget = limits.header_read_timeout.min(REFUSAL_BUDGET);
+                tokio::spawn(async move {
+                    let _slot = slot;
+                    let _ = tokio::time::timeout(budget, refuse(tcp, tls, &builder)).await;
+                });
+            }
             continue;
         };
         let secure = tls.is_some();
@@ -352,18 +357,73 @@ fn is_connection_error(e: &std::io::Error) -> bool {
     )
 }
 
-/// Answers a connection over the limit with a 503 and closes it.
-async fn refuse(mut tcp: TcpStream) {
-    const BODY: &str = r#"{"error":{"code":503,"status":"UNAVAILABLE","message":"too many connections; retry shortly"}}"#;
-    let response = format!(
-        "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{BODY}",
-        BODY.len()
-    );
-    let write = async {
-        tcp.write_all(response.as_bytes()).await?;
-        tcp.shutdown().await
+/// Connections over the limit answered at once; more are closed unanswered.
+const REFUSALS_AT_ONCE: usize = 64;
+
+/// Longest a refusal may take (TLS handshake, request head, answer).
+const REFUSAL_BUDGET: Duration = Duration::from_secs(2);
+
+/// Answers every request of a connection over the limit in the protocol its client speaks
+/// (HTTP/1.1 or HTTP/2, over TLS when the server is), then closes it: `503` with
+/// `Retry-After` (gRPC requests: status `UNAVAILABLE`), so a client sees a refusal it
+/// understands, not a stray HTTP/1.1 answer written before its TLS handshake or preface.
+async fn refuse(tcp: TcpStream, tls: Option<Tls>, builder: &auto::Builder<TokioExecutor>) {
+    let service = hyper::service::service_fn(|req: axum::http::Request<hyper::body::Incoming>| {
+        let grpc = req
+            .headers()
+            .get(axum::http::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|ct| ct.starts_with("application/grpc"));
+        async move { Ok::<_, std::convert::Infallible>(refusal(grpc)) }
+    });
+    match tls {
+        None => {
+            let _ = builder.serve_connection(TokioIo::new(tcp), service).await;
+        }
+        Some(tls) => {
+            if let Ok(stream) = tls.0.accept(tcp).await {
+                let _ = builder
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            }
+        }
+    }
+}
+
+/// The answer to a request on a connection over the limit.
+fn refusal(grpc: bool) -> axum::http::Response<axum::body::Body> {
+    const WHY: &str = "too many connections; retry shortly";
+    let mut resp = if grpc {
+        // A gRPC "trailers-only" answer: the status in the headers.
+        let mut resp = axum::http::Response::new(axum::body::Body::empty());
+        let headers = resp.headers_mut();
+        headers.insert(
+            "content-type",
+            axum::http::HeaderValue::from_static("application/grpc"),
+        );
+        headers.insert("grpc-status", axum::http::HeaderValue::from_static("14"));
+        headers.insert(
+            "grpc-message",
+            axum::http::HeaderValue::from_static("too%20many%20connections;%20retry%20shortly"),
+        );
+        resp
+    } else {
+        let body =
+            format!(r#"{{"error":{{"code":503,"status":"UNAVAILABLE","message":"{WHY}"}}}}"#);
+        let mut resp = axum::http::Response::new(axum::body::Body::from(body));
+        *resp.status_mut() = axum::http::StatusCode::SERVICE_UNAVAILABLE;
+        resp.headers_mut().insert(
+            "content-type",
+            axum::http::HeaderValue::from_static("application/json"),
+        );
+        resp
     };
-    let _ = tokio::time::timeout(Duration::from_secs(1), write).await;
+    resp.headers_mut()
+        .insert("retry-after", axum::http::HeaderValue::from_static("1"));
+    // HTTP/1.1: close after this answer (HTTP/2 connections end with the refusal's budget).
+    resp.headers_mut()
+        .insert("connection", axum::http::HeaderValue::from_static("close"));
+    resp
 }
 
 /// A request body that must arrive whole by a deadline (a body trickled in byte by byte is

@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::http::HeaderMap;
+use axum::response::IntoResponse;
 use common::*;
 use serde_json::{Value, json};
 
@@ -317,6 +318,47 @@ fn a_receiver_that_is_down_at_first_still_gets_every_event() {
         .filter(|r| r.body["artifactUpdate"].is_object())
         .count();
     assert!(artifacts >= 2, "{kinds:?}");
+}
+
+/// A receiver that answers `503` with `Retry-After: 2` is tried again no sooner than that.
+#[test]
+fn retry_after_is_honoured() {
+    let (l, addr) = loopback_listener();
+    let times = Arc::new(Mutex::new(Vec::<Instant>::new()));
+    let seen = times.clone();
+    let app = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(move || {
+            let seen = seen.clone();
+            async move {
+                let mut t = seen.lock().unwrap();
+                t.push(Instant::now());
+                if t.len() == 1 {
+                    (
+                        axum::http::StatusCode::SERVICE_UNAVAILABLE,
+                        [("retry-after", "2")],
+                    )
+                        .into_response()
+                } else {
+                    axum::http::StatusCode::OK.into_response()
+                }
+            }
+        }),
+    );
+    serve_app(l, app);
+    let s = serve(&["--agent", "echo", "--push-allow", "127.0.0.1"]);
+    send_with_push(&s.base, "task: hello", &format!("http://{addr}/hook"), true);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while times.lock().unwrap().len() < 2 {
+        assert!(Instant::now() < deadline, "no second attempt");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let t = times.lock().unwrap();
+    let waited = t[1] - t[0];
+    assert!(
+        waited >= Duration::from_millis(1900),
+        "retried after {waited:?}"
+    );
 }
 
 #[test]

@@ -34,7 +34,9 @@ pub struct PushSettings {
     pub policy: PushPolicy,
     /// Time for one POST (default 10 s).
     pub timeout: Duration,
-    /// First retry delay, doubled after each failure (default 500 ms)...
+    /// First retry delay, doubled after each failure, each wait drawn between half of it and
+    /// all of it (jitter), unless the receiver's `Retry-After` asks for another (default
+    /// 500 ms)...
     pub initial_backoff: Duration,
     /// ...up to this (default 30 s).
     pub max_backoff: Duration,
@@ -312,13 +314,14 @@ impl PushDelivery {
             {
                 req = req.header(a2a_types::NOTIFICATION_SIGNATURE_HEADER, signature);
             }
+            let mut retry_after = None;
             let failure = match self.send_checked(req, &config.url).await {
-                Ok(status) if status.is_success() => {
+                Ok((status, _)) if status.is_success() => {
                     crate::metrics::global().push_delivery("delivered");
                     tracing::debug!(task_id, seq, attempt, "push delivered");
                     return;
                 }
-                Ok(status)
+                Ok((status, _))
                     if status.is_client_error()
                         && status != reqwest::StatusCode::REQUEST_TIMEOUT
                         && status != reqwest::StatusCode::TOO_MANY_REQUESTS =>
@@ -328,30 +331,34 @@ impl PushDelivery {
                         "push: the receiver refused the notification; not retried");
                     return;
                 }
-                Ok(status) => format!("status {status}"),
+                Ok((status, after)) => {
+                    retry_after = after;
+                    format!("status {status}")
+                }
                 Err(e) => e,
             };
-            if started.elapsed() + backoff > settings.give_up_after {
+            let delay = retry_delay(backoff, retry_after, fastrand::f64());
+            if started.elapsed() + delay > settings.give_up_after {
                 crate::metrics::global().push_delivery("gave_up");
                 tracing::warn!(task_id, seq, attempts = attempt, url = %config.url, error = %failure,
                     "push: giving up on a notification");
                 return;
             }
             crate::metrics::global().push_delivery("retried");
-            tracing::debug!(task_id, seq, attempt, error = %failure, retry_in = ?backoff,
+            tracing::debug!(task_id, seq, attempt, error = %failure, retry_in = ?delay,
                 "push attempt failed");
-            tokio::time::sleep(backoff).await;
+            tokio::time::sleep(delay).await;
             backoff = (backoff * 2).min(settings.max_backoff);
         }
     }
 
-    /// Sends `req`; a URL with a literal inner address is refused here (a name is checked
-    /// by the resolver).
+    /// Sends `req`: the answer's status and the wait its `Retry-After` asks for, if any. A
+    /// URL with a literal inner address is refused here (a name is checked by the resolver).
     async fn send_checked(
         &self,
         req: reqwest::RequestBuilder,
         url: &str,
-    ) -> Result<reqwest::StatusCode, String> {
+    ) -> Result<(reqwest::StatusCode, Option<Duration>), String> {
         self.inner
             .settings
             .policy
@@ -366,6 +373,71 @@ impl PushDelivery {
             }
             text
         })?;
-        Ok(response.status())
+        let retry_after = response
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(parse_retry_after);
+        Ok((response.status(), retry_after))
+    }
+}
+
+/// Longest wait a `Retry-After` may ask for (a receiver asking for more is retried then).
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(300);
+
+/// A `Retry-After` value: delay-seconds or an HTTP date.
+fn parse_retry_after(value: &str) -> Option<Duration> {
+    let value = value.trim();
+    let wait = match value.parse::<u64>() {
+        Ok(secs) => Duration::from_secs(secs),
+        Err(_) => httpdate::parse_http_date(value)
+            .ok()?
+            .duration_since(std::time::SystemTime::now())
+            .unwrap_or_default(),
+    };
+    Some(wait.min(MAX_RETRY_AFTER))
+}
+
+/// The wait before the next attempt: what the receiver's `Retry-After` asked for, when it
+/// did; else the back-off with jitter, between half of it and all of it (`unit` is uniform
+/// in [0, 1)), so that the webhooks of a receiver that failed for everyone at once are not
+/// retried all at the same instant.
+fn retry_delay(backoff: Duration, retry_after: Option<Duration>, unit: f64) -> Duration {
+    if let Some(wait) = retry_after {
+        return wait;
+    }
+    backoff.mul_f64(0.5 + 0.5 * unit.clamp(0.0, 1.0))
+}
+
+#[cfg(test)]
+mod retry_tests {
+    use super::*;
+
+    #[test]
+    fn retries_are_spread_and_retry_after_is_honoured() {
+        let backoff = Duration::from_secs(4);
+        let delays: Vec<Duration> = (0..1000)
+            .map(|i| retry_delay(backoff, None, f64::from(i) / 1000.0))
+            .collect();
+        assert!(delays.iter().all(|d| *d >= backoff / 2 && *d <= backoff));
+        let spread = delays
+            .iter()
+            .max()
+            .unwrap()
+            .saturating_sub(*delays.iter().min().unwrap());
+        assert!(spread >= backoff * 2 / 5, "{spread:?}");
+        assert_eq!(
+            retry_delay(backoff, Some(Duration::from_secs(7)), 0.3),
+            Duration::from_secs(7)
+        );
+        assert_eq!(parse_retry_after(" 3 "), Some(Duration::from_secs(3)));
+        assert_eq!(parse_retry_after("99999"), Some(MAX_RETRY_AFTER));
+        let later = httpdate::fmt_http_date(std::time::SystemTime::now() + Duration::from_secs(60));
+        let wait = parse_retry_after(&later).unwrap();
+        assert!(
+            wait > Duration::from_secs(55) && wait <= Duration::from_secs(60),
+            "{wait:?}"
+        );
+        assert_eq!(parse_retry_after("soon"), None);
     }
 }

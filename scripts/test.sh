@@ -9,9 +9,10 @@ venv="${A2A_INTEROP_VENV:-target/interop-venv}"
 if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
 fi
-# The latest official SDK, with its HTTP server and gRPC extras, and uvicorn to run the
+# The official SDK at a pinned version (interop results must not drift with its releases;
+# raise it on purpose), with its HTTP server and gRPC extras, and uvicorn to run the
 # reference server.
-"$venv/bin/pip" install --quiet --disable-pip-version-check --upgrade "a2a-sdk[http-server,grpc]" uvicorn
+"$venv/bin/pip" install --quiet --disable-pip-version-check "a2a-sdk[http-server,grpc]==1.3.0" "uvicorn==0.54.0"
 echo "interop: $("$venv/bin/python" -c 'import importlib.metadata as m; print("a2a-sdk", m.version("a2a-sdk"))')"
 export A2A_INTEROP_PYTHON="$PWD/$venv/bin/python"
 

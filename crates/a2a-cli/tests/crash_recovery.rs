@@ -56,6 +56,10 @@ async fn sqlite_restart_fails_the_tasks_of_the_killed_process() {
     abandoned_task_fails(serve(&args), || serve(&args)).await;
 }
 
+#[cfg_attr(
+    not(a2a_postgres),
+    ignore = "needs PostgreSQL: set A2A_TEST_POSTGRES_URL"
+)]
 #[tokio::test(flavor = "multi_thread")]
 async fn postgres_replica_fails_the_tasks_of_a_killed_replica() {
     let Some(url) = postgres_store().await else {

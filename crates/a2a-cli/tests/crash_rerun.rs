@@ -67,6 +67,10 @@ async fn sqlite_restart_reruns_a_retry_safe_task() {
     abandoned_task_reruns(serve(&args), || serve(&args)).await;
 }
 
+#[cfg_attr(
+    not(a2a_postgres),
+    ignore = "needs PostgreSQL: set A2A_TEST_POSTGRES_URL"
+)]
 #[tokio::test(flavor = "multi_thread")]
 async fn postgres_replica_reruns_a_retry_safe_task_of_a_killed_replica() {
     let Some(url) = postgres_store().await else {

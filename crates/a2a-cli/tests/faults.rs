@@ -54,6 +54,10 @@ fn time_to_serve(replica: &Replica, within: Duration) -> f64 {
 
 /// Two replicas on a private PostgreSQL, which is stopped (`pg_ctl stop -m fast`) and
 /// started again under load, `pick(1, 3)` times: each replica serves again by itself.
+#[cfg_attr(
+    not(a2a_postgres),
+    ignore = "needs PostgreSQL (its initdb and pg_ctl): set A2A_TEST_POSTGRES_URL"
+)]
 #[test]
 fn postgres_restart_is_survived_without_a_restart() {
     let _one = one_at_a_time();
@@ -105,6 +109,10 @@ fn postgres_restart_is_survived_without_a_restart() {
 
 /// Two replicas reach a private PostgreSQL through a proxy that cuts every connection (and
 /// refuses new ones for a while) under load: each replica serves again by itself.
+#[cfg_attr(
+    not(a2a_postgres),
+    ignore = "needs PostgreSQL (its initdb and pg_ctl): set A2A_TEST_POSTGRES_URL"
+)]
 #[test]
 fn cut_database_connections_are_replaced() {
     let _one = one_at_a_time();
@@ -157,6 +165,10 @@ fn cut_database_connections_are_replaced() {
 /// and started again: streams resume on another replica, and the killed replica's tasks end
 /// (failed, or re-run by the agent that allows it) within the lease expiry: none is left
 /// WORKING.
+#[cfg_attr(
+    not(a2a_postgres),
+    ignore = "needs PostgreSQL (its initdb and pg_ctl): set A2A_TEST_POSTGRES_URL"
+)]
 #[test]
 fn killed_replicas_leave_no_task_working() {
     let _one = one_at_a_time();
@@ -306,6 +318,7 @@ impl Drop for SmallDisk {
 /// One replica on SQLite on a small filesystem that fills up under load: requests fail with
 /// a clear, retryable error (UNAVAILABLE), nothing is corrupted, and once space is freed the
 /// service resumes by itself.
+#[cfg_attr(not(a2a_root), ignore = "needs root (it mounts a small tmpfs)")]
 #[test]
 fn a_full_disk_fails_cleanly_and_recovers_by_itself() {
     let _one = one_at_a_time();

@@ -145,6 +145,10 @@ fn each_owner_sees_exactly_its_tasks_again(store: &str) {
     assert_eq!(v["tasks"].as_array().map(Vec::len), Some(3), "{v}");
 }
 
+#[cfg_attr(
+    not(a2a_postgres),
+    ignore = "needs PostgreSQL: set A2A_TEST_POSTGRES_URL"
+)]
 #[test]
 fn a_postgres_store_of_the_previous_version() {
     let dump =

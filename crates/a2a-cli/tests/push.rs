@@ -702,6 +702,10 @@ fn a_restarted_process_resumes_the_deliveries_it_left_unfinished() {
     unfinished_deliveries_resume(serve(&args), || serve_logged(&args, "info"));
 }
 
+#[cfg_attr(
+    not(a2a_postgres),
+    ignore = "needs PostgreSQL: set A2A_TEST_POSTGRES_URL"
+)]
 #[test]
 fn a_replica_resumes_the_deliveries_of_a_killed_replica() {
     let runtime = tokio::runtime::Runtime::new().unwrap();

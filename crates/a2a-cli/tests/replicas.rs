@@ -12,6 +12,10 @@ use std::time::Duration;
 use a2a_types::{ListTasksRequest, Message, SendMessageRequest, StreamResponse, TaskState};
 use common::*;
 
+#[cfg_attr(
+    not(a2a_postgres),
+    ignore = "needs PostgreSQL: set A2A_TEST_POSTGRES_URL"
+)]
 #[tokio::test(flavor = "multi_thread")]
 async fn a_replica_follows_a_task_running_on_another() {
     follow_across(RunsOn::First).await;
@@ -19,6 +23,10 @@ async fn a_replica_follows_a_task_running_on_another() {
 
 /// The replica started second knows of the first only because the first answers its hello
 /// (the first has written nothing since): without that, it would send the first no notices.
+#[cfg_attr(
+    not(a2a_postgres),
+    ignore = "needs PostgreSQL: set A2A_TEST_POSTGRES_URL"
+)]
 #[tokio::test(flavor = "multi_thread")]
 async fn the_first_replica_follows_a_task_running_on_one_started_after_it() {
     follow_across(RunsOn::Second).await;
@@ -86,6 +94,10 @@ async fn follow_across(runs_on: RunsOn) {
     drop(stream);
 }
 
+#[cfg_attr(
+    not(a2a_postgres),
+    ignore = "needs PostgreSQL: set A2A_TEST_POSTGRES_URL"
+)]
 #[tokio::test(flavor = "multi_thread")]
 async fn a_cancel_sent_to_one_replica_stops_the_task_on_another() {
     let Some(url) = postgres_store().await else {

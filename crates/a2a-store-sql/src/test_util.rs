@@ -10,6 +10,10 @@ use crate::SqlTaskStore;
 /// Test databases older than this are removed.
 const LEFT_OVER: Duration = Duration::from_secs(3600);
 
+/// The comment on every schema these helpers create: only schemas that carry it are ever
+/// dropped (the database given may hold schemas of others with names like ours).
+const SCHEMA_MARK: &str = "a2a-rs test schema";
+
 fn now_secs() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -82,6 +86,11 @@ pub async fn postgres_schema_url() -> Option<String> {
         .execute(&mut conn)
         .await
         .expect("create a test schema");
+    // The mark by which later runs know the schema as theirs to drop.
+    sqlx::query(&format!("COMMENT ON SCHEMA {schema} IS '{SCHEMA_MARK}'"))
+        .execute(&mut conn)
+        .await
+        .expect("mark the test schema");
     let sep = if url.contains('?') { '&' } else { '?' };
     Some(format!("{url}{sep}options=-c%20search_path%3D{schema}"))
 }
@@ -117,12 +126,15 @@ pub async fn postgres() -> Option<SqlTaskStore> {
     )
 }
 
-/// Drops the test schemas made more than [`LEFT_OVER`] ago (and those of an older naming,
-/// without a time). Failures are ignored: another test may be dropping the same schema.
+/// Drops the test schemas these helpers made more than [`LEFT_OVER`] ago (marked with
+/// [`SCHEMA_MARK`], named `t_{unix seconds}_{random}`). Failures are ignored: another test
+/// may be dropping the same schema.
 async fn drop_old_schemas(conn: &mut sqlx::PgConnection) {
     let Ok(names) = sqlx::query_scalar::<_, String>(
-        "SELECT nspname::text FROM pg_namespace WHERE nspname LIKE 't\\_%'",
+        "SELECT nspname::text FROM pg_namespace
+         WHERE nspname LIKE 't\\_%' AND obj_description(oid, 'pg_namespace') = $1",
     )
+    .bind(SCHEMA_MARK)
     .fetch_all(&mut *conn)
     .await
     else {
@@ -135,7 +147,7 @@ async fn drop_old_schemas(conn: &mut sqlx::PgConnection) {
             .nth(1)
             .and_then(|s| s.parse::<u64>().ok())
             .filter(|_| name.split('_').count() == 3);
-        if made.is_none_or(|t| t < cutoff) {
+        if made.is_some_and(|t| t < cutoff) {
             let _ = sqlx::query(&format!("DROP SCHEMA IF EXISTS \"{name}\" CASCADE"))
                 .execute(&mut *conn)
                 .await;

@@ -125,6 +125,10 @@ async fn second_process_is_caught_sqlite() {
     second_process_is_caught(&a2a_store_sql::test_util::sqlite_url()).await;
 }
 
+#[cfg_attr(
+    not(a2a_postgres),
+    ignore = "needs PostgreSQL: set A2A_TEST_POSTGRES_URL"
+)]
 #[tokio::test]
 async fn second_process_is_caught_postgres() {
     if let Some(url) = a2a_store_sql::test_util::postgres_schema_url().await {
@@ -137,6 +141,10 @@ async fn batch_with_refusals_sqlite() {
     batch_with_refusals(a2a_store_sql::test_util::sqlite().await).await;
 }
 
+#[cfg_attr(
+    not(a2a_postgres),
+    ignore = "needs PostgreSQL: set A2A_TEST_POSTGRES_URL"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn batch_with_refusals_postgres() {
     if let Some(store) = a2a_store_sql::test_util::postgres().await {

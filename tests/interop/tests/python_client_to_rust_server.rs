@@ -5,6 +5,7 @@ mod common;
 
 use common::*;
 
+#[cfg_attr(not(a2a_python), ignore = "needs the Python SDK: run scripts/test.sh")]
 #[tokio::test(flavor = "multi_thread")]
 async fn send_and_get_a_task() {
     let Some(py) = python() else { return };
@@ -17,6 +18,7 @@ async fn send_and_get_a_task() {
     }
 }
 
+#[cfg_attr(not(a2a_python), ignore = "needs the Python SDK: run scripts/test.sh")]
 #[tokio::test(flavor = "multi_thread")]
 async fn stream_times_out_then_cancel_keeps_only_progress() {
     let Some(py) = python() else { return };
@@ -34,6 +36,7 @@ async fn stream_times_out_then_cancel_keeps_only_progress() {
     }
 }
 
+#[cfg_attr(not(a2a_python), ignore = "needs the Python SDK: run scripts/test.sh")]
 #[tokio::test(flavor = "multi_thread")]
 async fn multi_through_input_required_collects_every_artifact() {
     let Some(py) = python() else { return };
@@ -55,6 +58,7 @@ async fn multi_through_input_required_collects_every_artifact() {
     }
 }
 
+#[cfg_attr(not(a2a_python), ignore = "needs the Python SDK: run scripts/test.sh")]
 #[tokio::test(flavor = "multi_thread")]
 async fn plain_http_v03_three_turns() {
     let Some(py) = python() else { return };

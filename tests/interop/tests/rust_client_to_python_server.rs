@@ -39,6 +39,7 @@ async fn clients(url: &str) -> Vec<A2aClient> {
     out
 }
 
+#[cfg_attr(not(a2a_python), ignore = "needs the Python SDK: run scripts/test.sh")]
 #[tokio::test(flavor = "multi_thread")]
 async fn reply_shapes_and_every_artifact() {
     let Some(py) = python() else { return };
@@ -80,6 +81,7 @@ async fn reply_shapes_and_every_artifact() {
     }
 }
 
+#[cfg_attr(not(a2a_python), ignore = "needs the Python SDK: run scripts/test.sh")]
 #[tokio::test(flavor = "multi_thread")]
 async fn input_required_then_continue() {
     let Some(py) = python() else { return };
@@ -101,6 +103,7 @@ async fn input_required_then_continue() {
     }
 }
 
+#[cfg_attr(not(a2a_python), ignore = "needs the Python SDK: run scripts/test.sh")]
 #[tokio::test(flavor = "multi_thread")]
 async fn deadline_then_explicit_cancel() {
     let Some(py) = python() else { return };
@@ -129,6 +132,7 @@ async fn deadline_then_explicit_cancel() {
     }
 }
 
+#[cfg_attr(not(a2a_python), ignore = "needs the Python SDK: run scripts/test.sh")]
 #[tokio::test(flavor = "multi_thread")]
 async fn listener_stops_without_canceling() {
     let Some(py) = python() else { return };
@@ -189,6 +193,7 @@ async fn listener_stops_without_canceling() {
     }
 }
 
+#[cfg_attr(not(a2a_python), ignore = "needs the Python SDK: run scripts/test.sh")]
 #[tokio::test(flavor = "multi_thread")]
 async fn subscribe_to_a_running_task() {
     let Some(py) = python() else { return };
@@ -290,6 +295,7 @@ async fn raw_grpc_error(address: &str, method: &str, id: &str) -> serde_json::Va
 
 /// Spec §9.5: an error's text is the server's own `error.message`; nothing is rebuilt from
 /// metadata that only this project's server sends. The typed error still says which task.
+#[cfg_attr(not(a2a_python), ignore = "needs the Python SDK: run scripts/test.sh")]
 #[tokio::test(flavor = "multi_thread")]
 async fn errors_read_as_the_server_wrote_them() {
     let Some(py) = python() else { return };

@@ -370,26 +370,29 @@ pub async fn list(store: Arc<dyn TaskStore>) {
 /// Stamps out one `#[tokio::test]` per conformance case for a store made by `$make`
 /// (an async expression returning `Arc<dyn TaskStore>`). With `optional`, `$make` returns
 /// `Option<Arc<dyn TaskStore>>`, and `None` (a database that is not available, which `$make`
-/// reports) ends the test.
+/// reports) ends the test. Attributes written first (`#[cfg_attr(…, ignore = "…")]`) go on
+/// every test.
 #[cfg(feature = "test-util")]
 #[macro_export]
 macro_rules! task_store_conformance {
-    (optional $make:expr) => {
-        $crate::task_store_conformance!(@cases $make;
+    ($(#[$attr:meta])* optional $make:expr) => {
+        $crate::task_store_conformance!(@cases [$(#[$attr])*] $make;
             create_and_get, create_rules, optimistic_append, events_after, projection, list,
             push_configs, owners);
     };
-    ($make:expr) => {
-        $crate::task_store_conformance!(optional async { Some($make.await) });
+    ($(#[$attr:meta])* $make:expr) => {
+        $crate::task_store_conformance!($(#[$attr])* optional async { Some($make.await) });
     };
-    (@cases $make:expr; $($case:ident),+) => {
-        $(
-            #[tokio::test]
-            async fn $case() {
-                let store: Option<::std::sync::Arc<dyn $crate::store::TaskStore>> = $make.await;
-                let Some(store) = store else { return };
-                $crate::store::conformance::$case(store).await;
-            }
-        )+
+    (@cases $attrs:tt $make:expr; $($case:ident),+) => {
+        $( $crate::task_store_conformance!(@one $attrs $make; $case); )+
+    };
+    (@one [$($attr:tt)*] $make:expr; $case:ident) => {
+        $($attr)*
+        #[tokio::test]
+        async fn $case() {
+            let store: Option<::std::sync::Arc<dyn $crate::store::TaskStore>> = $make.await;
+            let Some(store) = store else { return };
+            $crate::store::conformance::$case(store).await;
+        }
     };
 }

@@ -93,6 +93,10 @@ fn mistakes_name_the_file_the_line_and_the_reason() {
     assert!(e.contains("letters, digits"), "{e}");
 
     let e = error("[[agents]]\nid = \"r\"\nkind = \"remote\"\nurl = \"ftp://x\"\n");
+    assert!(e.starts_with("agents.toml:4: "), "{e}");
+    assert!(e.contains("\"ftp://x\": must be an http(s) URL"), "{e}");
+    let e = error("[[agents]]\nid = \"r\"\nkind = \"remote\"\n");
+    assert!(e.starts_with("agents.toml:3: "), "{e}");
     assert!(e.contains("`url` is required"), "{e}");
 
     let e = error(
@@ -106,6 +110,7 @@ fn mistakes_name_the_file_the_line_and_the_reason() {
     let e = error(
         "[[agents]]\nid = \"e\"\nkind = \"exec\"\ncommand = [\"ls\"]\ntimeout_seconds = -1\n",
     );
+    assert!(e.starts_with("agents.toml:5: "), "{e}");
     assert!(e.contains("positive number"), "{e}");
 
     let e = error("[host]\nport = \"high\"\n");
@@ -127,11 +132,7 @@ fn the_readme_and_example_configs_parse() {
         .and_then(|b| b.split("```").next())
         .expect("a toml block in it");
     let config = HostConfig::parse(block, "README.md").unwrap_or_else(|e| panic!("{e}"));
-    let kinds: Vec<&str> = config
-        .agents
-        .iter()
-        .map(|a| a.kind.get_ref().as_str())
-        .collect();
+    let kinds: Vec<&str> = config.agents.iter().map(|a| a.kind.name()).collect();
     assert_eq!(kinds, ["builtin", "exec", "llm", "remote"]);
 
     let example = root.join("examples/agents.toml");

@@ -116,6 +116,25 @@ fn admit(headers: HeaderMap, uri: &Uri, peer: Peer) -> Result<Arc<CallContext>, 
     }
 }
 
+/// The call's context, for the handlers without a body: extracting it negotiates the
+/// `A2A-Version` (a request in another version is answered with the error) and names the
+/// caller, as [`admit`] does.
+struct RestCall(Arc<CallContext>);
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for RestCall {
+    type Rejection = Response;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        _: &S,
+    ) -> Result<Self, Response> {
+        let peer = Peer(super::http_request::caller_of(&parts.extensions));
+        admit(parts.headers.clone(), &parts.uri, peer)
+            .map(Self)
+            .map_err(|e| fail(&e))
+    }
+}
+
 /// The JSON body of a POST, as `T` (`None` when empty), with the call's context.
 async fn body<T: DeserializeOwned>(
     ep: &RestEndpoint,
@@ -208,14 +227,8 @@ fn query_object<T: DeserializeOwned>(uri: &Uri, path_id: Option<&str>) -> Result
         .map_err(|e| A2aError::invalid_params(format!("query string: {e}")))
 }
 
-async fn list(
-    State(ep): State<Arc<RestEndpoint>>,
-    peer: Peer,
-    headers: HeaderMap,
-    uri: Uri,
-) -> Response {
+async fn list(State(ep): State<Arc<RestEndpoint>>, RestCall(call): RestCall, uri: Uri) -> Response {
     let result = async {
-        let call = admit(headers, &uri, peer)?;
         let req: ListTasksRequest = query_object(&uri, None)?;
         Box::pin(ep.handler.list_tasks(req, &call)).await
     }
@@ -227,18 +240,13 @@ async fn list(
 async fn task_get(
     State(ep): State<Arc<RestEndpoint>>,
     Path(segment): Path<String>,
-    peer: Peer,
-    headers: HeaderMap,
+    RestCall(call): RestCall,
     uri: Uri,
 ) -> Response {
     if let Some(id) = segment.strip_suffix(":subscribe") {
-        return match admit(headers, &uri, peer) {
-            Ok(call) => subscribe(&ep, id, &call).await,
-            Err(e) => fail(&e),
-        };
+        return subscribe(&ep, id, &call).await;
     }
     let result = async {
-        let call = admit(headers, &uri, peer)?;
         let req: GetTaskRequest = query_object(&uri, Some(&segment))?;
         ep.handler.get_task_answer(req, &call).await
     }
@@ -309,61 +317,35 @@ async fn push_create(
 async fn push_list(
     State(ep): State<Arc<RestEndpoint>>,
     Path(task_id): Path<String>,
-    peer: Peer,
-    headers: HeaderMap,
-    uri: Uri,
+    RestCall(call): RestCall,
 ) -> Response {
-    let result = async {
-        let call = admit(headers, &uri, peer)?;
-        let req = ListTaskPushNotificationConfigsRequest::new(task_id);
-        ep.handler.list_push_configs(req, &call).await
-    }
-    .await;
-    reply(result)
+    let req = ListTaskPushNotificationConfigsRequest::new(task_id);
+    reply(ep.handler.list_push_configs(req, &call).await)
 }
 
 /// `GET /tasks/{id}/pushNotificationConfigs/{configId}`.
 async fn push_get(
     State(ep): State<Arc<RestEndpoint>>,
     Path((task_id, id)): Path<(String, String)>,
-    peer: Peer,
-    headers: HeaderMap,
-    uri: Uri,
+    RestCall(call): RestCall,
 ) -> Response {
-    let result = async {
-        let call = admit(headers, &uri, peer)?;
-        let req = TaskPushNotificationConfigRequest::new(task_id, id);
-        ep.handler.get_push_config(req, &call).await
-    }
-    .await;
-    reply(result)
+    let req = TaskPushNotificationConfigRequest::new(task_id, id);
+    reply(ep.handler.get_push_config(req, &call).await)
 }
 
 /// `DELETE /tasks/{id}/pushNotificationConfigs/{configId}`: an empty object.
 async fn push_delete(
     State(ep): State<Arc<RestEndpoint>>,
     Path((task_id, id)): Path<(String, String)>,
-    peer: Peer,
-    headers: HeaderMap,
-    uri: Uri,
+    RestCall(call): RestCall,
 ) -> Response {
-    let result = async {
-        let call = admit(headers, &uri, peer)?;
-        let req = TaskPushNotificationConfigRequest::new(task_id, id);
-        ep.handler.delete_push_config(req, &call).await
-    }
-    .await;
+    let req = TaskPushNotificationConfigRequest::new(task_id, id);
+    let result = ep.handler.delete_push_config(req, &call).await;
     reply(result.map(|()| serde_json::json!({})))
 }
 
-async fn extended_card(
-    State(ep): State<Arc<RestEndpoint>>,
-    peer: Peer,
-    headers: HeaderMap,
-    uri: Uri,
-) -> Response {
-    let result = admit(headers, &uri, peer).and_then(|_| ep.handler.get_extended_agent_card());
-    match result {
+async fn extended_card(State(ep): State<Arc<RestEndpoint>>, _: RestCall) -> Response {
+    match ep.handler.get_extended_agent_card() {
         Ok(card) => ok(&*card),
         Err(e) => fail(&e),
     }

@@ -325,6 +325,118 @@ mod tests {
         assert_eq!((st.code, st.message.as_str()), (2, "boom"));
     }
 
+    /// Random spans and batches, some large enough for three-byte length prefixes (a span
+    /// over 16 KiB, a batch over 2 MiB), encoded here and decoded by the official protobuf
+    /// types: every field comes back as it went in.
+    #[test]
+    fn random_batches_round_trip_through_the_official_types() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for round in 0..40 {
+            let count = 1 + (next() % 60) as usize;
+            let mut spans = Vec::with_capacity(count);
+            for i in 0..count {
+                // Now and then a span whose text is long: its length prefix takes 3 bytes.
+                let long = if next() % 7 == 0 {
+                    20_000 + (next() % 50_000) as usize
+                } else {
+                    (next() % 300) as usize
+                };
+                let text: String = (0..long)
+                    .map(|k| char::from(b'a' + ((k as u64 + next()) % 26) as u8))
+                    .collect();
+                let cut = (next() as usize) % (text.len() + 1);
+                let ids = Ids {
+                    trace_id: next().to_le_bytes().repeat(2).try_into().unwrap(),
+                    span_id: next().to_le_bytes(),
+                    sampled: true,
+                    trace_state: (next() % 2 == 0).then(|| Arc::from(format!("k{i}=v{round}"))),
+                };
+                let parent = if next() % 3 == 0 {
+                    [0; 8]
+                } else {
+                    next().to_le_bytes()
+                };
+                spans.push(SpanRecord {
+                    ids,
+                    parent_span_id: parent,
+                    remote_parent: next() % 2 == 0,
+                    name: Val::Owned(format!("span-{round}-{i}")),
+                    kind: SpanKind::Client,
+                    start_ns: next(),
+                    end_ns: next(),
+                    attrs: vec![
+                        ("head", Val::Text(0, cut as u32)),
+                        ("tail", Val::Text(cut as u32, (text.len() - cut) as u32)),
+                        ("n", Val::I64(next() as i64)),
+                        ("f", Val::F64((next() % 1000) as f64 / 7.0)),
+                        ("b", Val::Bool(next() % 2 == 0)),
+                    ],
+                    events: (0..next() % 4)
+                        .map(|e| EventRecord {
+                            time_ns: next(),
+                            name: Val::Owned(format!("event-{e}")),
+                            attrs: vec![("e", Val::I64(e as i64))],
+                        })
+                        .collect(),
+                    status: (next() % 3) as u8,
+                    status_message: None,
+                    text,
+                });
+            }
+            let pre = Preamble::new(
+                &[("service.name", AttrValue::Static("svc"))],
+                "a2a",
+                "0.1.0",
+            );
+            let out = encode_request(&pre, &spans, &mut Vec::new());
+            let req = ExportTraceServiceRequest::decode(out).expect("valid protobuf");
+            let got = &req.resource_spans[0].scope_spans[0].spans;
+            assert_eq!(got.len(), spans.len(), "round {round}");
+            for (g, s) in got.iter().zip(&spans) {
+                assert_eq!(g.trace_id, s.ids.trace_id.to_vec());
+                assert_eq!(g.span_id, s.ids.span_id.to_vec());
+                assert_eq!(g.trace_state, s.ids.trace_state.as_deref().unwrap_or(""));
+                let parent = if s.parent_span_id == [0; 8] {
+                    Vec::new()
+                } else {
+                    s.parent_span_id.to_vec()
+                };
+                assert_eq!(g.parent_span_id, parent);
+                assert_eq!(
+                    (g.start_time_unix_nano, g.end_time_unix_nano),
+                    (s.start_ns, s.end_ns)
+                );
+                let text =
+                    |i: usize| match g.attributes[i].value.as_ref().and_then(|v| v.value.clone()) {
+                        Some(Value::StringValue(t)) => t,
+                        other => panic!("{other:?}"),
+                    };
+                assert_eq!(text(0) + &text(1), s.text);
+                let Val::I64(n) = s.attrs[2].1 else {
+                    unreachable!()
+                };
+                assert_eq!(
+                    g.attributes[2].value.as_ref().unwrap().value,
+                    Some(Value::IntValue(n))
+                );
+                assert_eq!(g.events.len(), s.events.len());
+                for (ge, se) in g.events.iter().zip(&s.events) {
+                    assert_eq!(ge.time_unix_nano, se.time_ns);
+                }
+                assert_eq!(
+                    g.status.as_ref().map_or(0, |st| st.code),
+                    i32::from(s.status)
+                );
+            }
+        }
+    }
+
     #[test]
     fn varint_lengths() {
         for v in [0u64, 1, 127, 128, 16_383, 16_384, u64::MAX] {

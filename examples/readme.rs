@@ -4,3 +4,16 @@
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
+
+/// Each crate's README, compiled the same way.
+#[cfg(doctest)]
+mod crate_readmes {
+    #[doc = include_str!("../crates/a2a-types/README.md")]
+    struct Types;
+    #[doc = include_str!("../crates/a2a-server/README.md")]
+    struct Server;
+    #[doc = include_str!("../crates/a2a-client/README.md")]
+    struct Client;
+    #[doc = include_str!("../crates/a2a-store-sql/README.md")]
+    struct StoreSql;
+}

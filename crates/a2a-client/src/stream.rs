@@ -91,7 +91,8 @@ impl TaskStream {
         self.task_id.as_deref()
     }
 
-    /// The id of the last event received (pass to [`A2aClient::subscribe_after`]).
+    /// The id of the last event received (pass to
+    /// [`A2aClient::subscribe_after`](crate::A2aClient::subscribe_after)).
     pub fn last_event_id(&self) -> Option<&str> {
         self.last_id.as_deref()
     }

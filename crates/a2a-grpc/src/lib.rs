@@ -1,6 +1,19 @@
-//! The A2A v1.0 protobuf types and gRPC stubs, generated at build time from the normative
-//! `a2a.proto` (package `lf.a2a.v1`), and conversions between them and the ProtoJSON types
-//! of [`a2a_types`].
+//! The A2A v1.0 gRPC binding's building blocks: the protobuf types and `A2AService` stubs,
+//! generated at build time from the normative `a2a.proto` (package `lf.a2a.v1`) by a
+//! pure-Rust protobuf compiler (no `protoc` needed), conversions between them and the
+//! ProtoJSON types of [`a2a_types`], and A2A errors as gRPC statuses ([`status`]). The server
+//! (`a2a-server`) and client (`a2a-client`) speak gRPC through this crate; use it directly for
+//! a gRPC-only peer of your own.
+//!
+//! ```
+//! use a2a_grpc::pb;
+//!
+//! // A v1.0 message, as the ProtoJSON model and as the protobuf type.
+//! let message = a2a_types::Message::user_text("hello");
+//! let wire: pb::Message = message.clone().into();
+//! assert_eq!(wire.parts.len(), 1);
+//! assert_eq!(a2a_types::Message::from(wire).text_content(), "hello");
+//! ```
 
 /// The generated types (`lf.a2a.v1`): messages, the `A2AService` server and client stubs.
 #[allow(

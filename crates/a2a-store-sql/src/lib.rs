@@ -1,5 +1,5 @@
 //! A2A task stores on SQLite (embedded, nothing to install) and PostgreSQL (several
-//! replicas on one database), behind the [`TaskStore`] trait of `a2a-server`.
+//! replicas on one database), behind the [`TaskStore`] trait of `a2a-runtime`.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), a2a_store_sql::SqlStoreError> {
@@ -10,7 +10,8 @@
 //! Each task is its event log: one row per event in `a2a_task_events`, and one row in
 //! `a2a_tasks` with what listings filter and sort on and the log's last sequence number.
 //! An append checks that number (optimistic concurrency), inserts the events and updates the
-//! row in one transaction; a read projects the log with [`apply_event`], the same projection
+//! row in one transaction; a read projects the log with
+//! [`apply_event`](a2a_runtime::store::apply_event), the same projection
 //! every store uses.
 //!
 //! Queries read their rows with `fetch_all`, never `fetch_one` or `fetch_optional`: those

@@ -51,38 +51,7 @@ pub fn parse_card(json: Value, card_url: &Url) -> Result<AgentCard, ClientError>
     Ok(card)
 }
 
-/// A protocol binding this client speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Binding {
-    /// JSON-RPC 2.0 over HTTP (v1.0 and v0.3).
-    JsonRpc,
-    /// HTTP+JSON, REST (v1.0).
-    HttpJson,
-    /// gRPC (v1.0; the `grpc` feature).
-    Grpc,
-}
-
-impl Binding {
-    /// The card's `protocolBinding` name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::JsonRpc => binding::JSONRPC,
-            Self::HttpJson => binding::HTTP_JSON,
-            Self::Grpc => binding::GRPC,
-        }
-    }
-
-    /// Parses `jsonrpc` / `rest` / `grpc` (or the card's names, any case).
-    pub fn parse(s: &str) -> Option<Self> {
-        match s.to_ascii_lowercase().as_str() {
-            "jsonrpc" | "json-rpc" => Some(Self::JsonRpc),
-            "rest" | "http+json" | "http_json" | "httpjson" => Some(Self::HttpJson),
-            "grpc" => Some(Self::Grpc),
-            _ => None,
-        }
-    }
-}
+pub use a2a_types::Binding;
 
 /// Picks the interface to use, in this order: JSON-RPC at v1.0, gRPC at v1.0 (when built
 /// with the `grpc` feature), HTTP+JSON at v1.0, JSON-RPC at v0.3 (servers that only speak

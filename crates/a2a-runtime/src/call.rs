@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use a2a_types::ProtocolVersion;
+use a2a_types::{Binding, ProtocolVersion};
 
 /// Per-call information taken from the transport (headers, negotiated version).
 #[derive(Debug, Clone, Default)]
@@ -19,39 +19,12 @@ pub struct CallContext {
     pub headers: http::HeaderMap,
     /// Where a resumed subscription starts: after this event (SSE `Last-Event-ID`).
     pub last_event_id: Option<u64>,
-    /// The binding the request came in on.
-    pub binding: Binding,
+    /// The binding the request came in on (`None`: called from code in this process).
+    pub binding: Option<Binding>,
     /// The network address of the caller (none for calls from this process).
     pub peer: Option<std::net::SocketAddr>,
     /// The authenticated caller (none when the agent requires no authentication).
     pub principal: Option<Principal>,
-}
-
-/// The binding a request came in on (spans and metrics name it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-#[non_exhaustive]
-pub enum Binding {
-    /// Called from code in this process, not over a wire.
-    #[default]
-    InProcess,
-    /// JSON-RPC 2.0.
-    JsonRpc,
-    /// HTTP+JSON (REST).
-    HttpJson,
-    /// gRPC.
-    Grpc,
-}
-
-impl Binding {
-    /// The name in spans and metric labels: `jsonrpc`, `http_json`, `grpc` or `in_process`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::InProcess => "in_process",
-            Self::JsonRpc => "jsonrpc",
-            Self::HttpJson => "http_json",
-            Self::Grpc => "grpc",
-        }
-    }
 }
 
 impl CallContext {

@@ -45,8 +45,9 @@ pub mod store;
 pub mod telemetry;
 mod updater;
 
+pub use a2a_types::Binding;
 pub use bus::{EventBus, InProcessBus};
-pub use call::{Binding, CallContext, Principal};
+pub use call::{CallContext, Principal};
 pub use executor::{AgentError, AgentExecutor, CancelContext, Canceled, RequestContext};
 pub use runtime::{
     Execution, Recovery, RuntimeConfig, StartRequest, Started, StoreFailure, StreamItem,

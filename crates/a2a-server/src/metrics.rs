@@ -73,12 +73,17 @@ const METHODS: [&str; 6] = [
 ];
 
 /// The bindings, in the order of [`RequestSeriesCache`] columns.
-const BINDINGS: [Binding; 4] = [
-    Binding::InProcess,
-    Binding::JsonRpc,
-    Binding::HttpJson,
-    Binding::Grpc,
+const BINDINGS: [Option<Binding>; 4] = [
+    None,
+    Some(Binding::JsonRpc),
+    Some(Binding::HttpJson),
+    Some(Binding::Grpc),
 ];
+
+/// A binding's label: its name, or `in_process` for calls from this process.
+fn binding_label(binding: Option<Binding>) -> &'static str {
+    binding.map_or("in_process", Binding::as_str)
+}
 
 /// One agent's [`RequestSeries`] for each method and binding, made on first use.
 #[derive(Debug)]
@@ -98,7 +103,7 @@ impl RequestSeriesCache {
     /// Records one request.
     pub(crate) fn record(
         &self,
-        binding: Binding,
+        binding: Option<Binding>,
         method: &'static str,
         outcome: Result<(), &'static str>,
         elapsed: Duration,
@@ -196,14 +201,14 @@ impl Metrics {
     pub(crate) fn request_series(
         &self,
         agent: &SharedName,
-        binding: Binding,
+        binding: Option<Binding>,
         method: &'static str,
     ) -> RequestSeries {
         let ok = self
             .requests
             .get_or_create(&RequestLabels {
                 agent: agent.clone(),
-                binding: binding.as_str(),
+                binding: binding_label(binding),
                 method,
                 outcome: "ok",
             })
@@ -212,7 +217,7 @@ impl Metrics {
             .request_seconds
             .get_or_create(&LatencyLabels {
                 agent: agent.clone(),
-                binding: binding.as_str(),
+                binding: binding_label(binding),
                 method,
             })
             .clone();
@@ -230,7 +235,7 @@ impl Metrics {
         &self,
         series: &RequestSeries,
         agent: &SharedName,
-        binding: Binding,
+        binding: Option<Binding>,
         method: &'static str,
         outcome: &'static str,
         elapsed: Duration,
@@ -238,7 +243,7 @@ impl Metrics {
         self.requests
             .get_or_create(&RequestLabels {
                 agent: agent.clone(),
-                binding: binding.as_str(),
+                binding: binding_label(binding),
                 method,
                 outcome,
             })

@@ -66,7 +66,11 @@ pub(crate) fn request_span(
     let parent = header(TRACEPARENT).and_then(|p| TraceParent::parse(p, header(TRACESTATE)));
     if let Some(own) = OwnSpan::start(&OWN_TARGET, method, SpanKind::Server, parent.clone()) {
         own.record_strs(&[
-            ("a2a.binding", call.binding.as_str()),
+            (
+                "a2a.binding",
+                call.binding
+                    .map_or("in_process", a2a_runtime::Binding::as_str),
+            ),
             ("a2a.protocol_version", call.protocol_version.as_str()),
             ("a2a.agent", agent),
         ]);
@@ -83,7 +87,7 @@ pub(crate) fn request_span(
             otel.kind = "server",
             otel.status_code = Empty,
             otel.status_description = Empty,
-            a2a.binding = call.binding.as_str(),
+            a2a.binding = call.binding.map_or("in_process", a2a_runtime::Binding::as_str),
             a2a.protocol_version = call.protocol_version.as_str(),
             a2a.agent = agent,
             a2a.task_id = task_id,

@@ -15,6 +15,49 @@ pub mod binding {
     pub const HTTP_JSON: &str = "HTTP+JSON";
     /// gRPC.
     pub const GRPC: &str = "GRPC";
+
+    /// A protocol binding: what a card's interface offers, what a client speaks, what a
+    /// request came in on.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    #[non_exhaustive]
+    pub enum Binding {
+        /// JSON-RPC 2.0 over HTTP (v1.0 and v0.3).
+        JsonRpc,
+        /// HTTP+JSON, REST (v1.0).
+        HttpJson,
+        /// gRPC (v1.0).
+        Grpc,
+    }
+
+    impl Binding {
+        /// The card's `protocolBinding` name (`JSONRPC`, `HTTP+JSON`, `GRPC`).
+        pub fn name(self) -> &'static str {
+            match self {
+                Self::JsonRpc => JSONRPC,
+                Self::HttpJson => HTTP_JSON,
+                Self::Grpc => GRPC,
+            }
+        }
+
+        /// The name in spans and metric labels: `jsonrpc`, `http_json` or `grpc`.
+        pub fn as_str(self) -> &'static str {
+            match self {
+                Self::JsonRpc => "jsonrpc",
+                Self::HttpJson => "http_json",
+                Self::Grpc => "grpc",
+            }
+        }
+
+        /// Parses `jsonrpc` / `rest` / `grpc` (or the card's names, any case).
+        pub fn parse(s: &str) -> Option<Self> {
+            match s.to_ascii_lowercase().as_str() {
+                "jsonrpc" | "json-rpc" => Some(Self::JsonRpc),
+                "rest" | "http+json" | "http_json" | "httpjson" => Some(Self::HttpJson),
+                "grpc" => Some(Self::Grpc),
+                _ => None,
+            }
+        }
+    }
 }
 
 /// Describes an agent: identity, endpoints, capabilities and skills.

@@ -26,6 +26,7 @@ pub mod v03;
 pub mod validate;
 mod version;
 
+pub use card::binding::Binding;
 pub use card::{
     AgentCapabilities, AgentCard, AgentCardSignature, AgentExtension, AgentInterface,
     AgentProvider, AgentSkill, ApiKeySecurityScheme, HttpAuthSecurityScheme,

@@ -68,7 +68,7 @@ pub(crate) fn call_context(
     }
     call.extensions = extensions;
     call.headers = headers;
-    call.binding = binding;
+    call.binding = Some(binding);
     call.peer = peer;
     call.principal = principal;
     Arc::new(call)

@@ -43,8 +43,14 @@ start() { # NAME BIN
     sqlite) s="sqlite:$work/$1.db" ;;
     *) s="$store" ;;
   esac
+  # Builds from before `--store` existed serve from memory only.
+  local store_args=(--store "$s")
+  if ! "$2" serve --help | grep -q -- '--store'; then
+    [ "$store" = memory ] || { echo "$2 has no --store: it can only be benchmarked on memory" >&2; exit 1; }
+    store_args=()
+  fi
   # shellcheck disable=SC2086
-  "$2" serve --agent conformance --store "$s" --port "$p" ${SERVE_ARGS:-} >"$work/$1.log" 2>&1 &
+  "$2" serve --agent conformance "${store_args[@]}" --port "$p" ${SERVE_ARGS:-} >"$work/$1.log" 2>&1 &
   pids+=($!); port[$1]=$p; pid[$1]=$!
   for _ in $(seq 200); do curl -sf -o /dev/null "http://127.0.0.1:$p/.well-known/agent-card.json" && return; sleep 0.1; done
   echo "the $1 server did not start:" >&2; cat "$work/$1.log" >&2; exit 1

@@ -42,7 +42,11 @@ cleanup() {
 trap cleanup EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 wait_up() { # PORT LOG
-  for _ in $(seq 300); do curl -sf -o /dev/null "http://127.0.0.1:$1/.well-known/agent-card.json" && return; sleep 0.1; done
+  # Any HTTP answer will do: the floor serves no card.
+  for _ in $(seq 300); do
+    [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$1/.well-known/agent-card.json")" != 000 ] && return
+    sleep 0.1
+  done
   echo "a server did not start:" >&2; cat "$2" >&2; exit 1
 }
 
@@ -97,6 +101,7 @@ tick_us=$(( 1000000 / $(getconf CLK_TCK) ))
 results="$work/results.tsv"
 bench_args() { # NAME: the a2a bench arguments for it
   case "$1" in
+    floor) echo "--no-card" ;;
     grpc) echo "--binding grpc" ;;
     bearer) echo "--token t0ken" ;;
     jwt) echo "--token $jwt" ;;

@@ -388,3 +388,61 @@ fn jwts_are_verified_against_the_jwks() {
     );
     assert_eq!(body["result"]["id"], json!(id), "{body}");
 }
+
+/// Verified tokens are remembered (their signature is not checked on every request), but a
+/// remembered token is refused the moment its `exp` passes, as a fresh one would be.
+#[test]
+fn a_remembered_jwt_is_refused_once_it_expires() {
+    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
+    let good = std::fs::read_to_string(format!("{fixtures}/jwt-es256.pem")).unwrap();
+    let jwk = std::fs::read_to_string(format!("{fixtures}/jwt-es256.jwk.json")).unwrap();
+    let jwks = serve_jwks(format!("{{\"keys\":[{jwk}]}}"));
+    let s = serve(&[
+        "--agent",
+        "echo",
+        "--store",
+        "memory",
+        "--auth-jwks-url",
+        &jwks,
+        "--auth-jwt-leeway",
+        "0",
+    ]);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let exp = now + 2;
+    let token = jwt(&good, json!({"sub": "dave", "exp": exp}));
+    let bearer = format!("Bearer {token}");
+    let send = |n: u32| {
+        rpc(
+            &s.base,
+            Some(("authorization", bearer.as_str())),
+            "SendMessage",
+            json!({"message": {"messageId": format!("exp-{n}"), "role": "ROLE_USER", "parts": [{"text": "task: hi"}]}}),
+        )
+    };
+    // Verified, then accepted again from memory.
+    for n in 0..3 {
+        let (status, body) = send(n);
+        assert_eq!(status, 200, "{body}");
+    }
+    // Past `exp` (whole seconds: wait for the second after it to begin).
+    while std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        <= exp
+    {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let (status, body) = send(9);
+    assert_eq!(status, 401, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("expired"),
+        "{body}"
+    );
+}

@@ -78,6 +78,8 @@ pub(crate) async fn run(args: FloorArgs) -> anyhow::Result<()> {
         listener.local_addr()?
     );
     let router = Router::new().route("/", post(endpoint));
-    a2a_server::serve(listener, router, std::future::pending()).await?;
+    // Plain `axum::serve`: none of the server's own accept loop, deadlines or limits, so the
+    // floor is what the HTTP stack alone does.
+    axum::serve(listener, router).await?;
     Ok(())
 }

@@ -4,6 +4,13 @@
 //! is refused, never waved through). The principal is `jwt:{iss}:{sub}`. Keys are fetched at first use and again when a token names a key id not seen
 //! yet (at most every 30 s) or the set is 10 minutes old; one fetch at a time, while other
 //! requests go on verifying with the keys already fetched.
+//!
+//! A client sends the same token on every request until it expires, and checking an
+//! asymmetric signature costs far more than the rest of a request, so tokens verified lately
+//! are remembered ([`VERIFIED_TOKENS`] of them, least recently used forgotten first): a
+//! remembered token is accepted again without its signature checked while its `exp` (and
+//! `nbf`) still hold and the key set it was verified with is still the current, fresh one. A
+//! refetched key set (rotation, or every 10 minutes) makes every token verified again.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -14,7 +21,9 @@ use async_trait::async_trait;
 use axum::http::{HeaderMap, HeaderValue};
 use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
-use std::sync::RwLock;
+use std::hash::BuildHasher;
+use std::num::NonZeroUsize;
+use std::sync::{Mutex, RwLock};
 
 use super::{Authenticator, Principal, bearer_token, requirement};
 
@@ -58,7 +67,8 @@ struct Keys {
 
 /// What the keys at hand say about a key id.
 enum Lookup {
-    Found(Key),
+    /// The key, and the set it is in.
+    Found(Key, Arc<Keys>),
     /// Never fetched, or fetched 10 minutes ago or more.
     Stale,
     /// Not in a fresh set (perhaps rotated in since).
@@ -80,6 +90,24 @@ pub struct JwtAuthenticator {
     keys: RwLock<Arc<Keys>>,
     /// Held while fetching, so that one request fetches and the others wait for it.
     fetching: tokio::sync::Mutex<Option<Attempt>>,
+    /// Tokens verified lately, by the token itself, in independently locked shards.
+    verified: Box<[Mutex<lru::LruCache<Box<str>, Verified>>]>,
+    hasher: foldhash::fast::RandomState,
+}
+
+/// Most tokens remembered as verified (about 1 KB each at most, for typical tokens).
+pub const VERIFIED_TOKENS: usize = 4096;
+const VERIFIED_SHARDS: usize = 16;
+
+/// A token whose signature and claims were checked.
+struct Verified {
+    principal: Principal,
+    /// `exp` and `nbf`, seconds since the epoch.
+    exp: f64,
+    nbf: Option<f64>,
+    /// The key set it was verified with: a token is only remembered while that set is the
+    /// current one.
+    keys: Arc<Keys>,
 }
 
 impl std::fmt::Debug for JwtAuthenticator {
@@ -119,7 +147,47 @@ impl JwtAuthenticator {
                 .unwrap_or_default(),
             keys: RwLock::new(Arc::new(Keys::default())),
             fetching: tokio::sync::Mutex::new(None),
+            verified: (0..VERIFIED_SHARDS)
+                .map(|_| {
+                    Mutex::new(lru::LruCache::new(
+                        NonZeroUsize::new(VERIFIED_TOKENS / VERIFIED_SHARDS)
+                            .unwrap_or(NonZeroUsize::MIN),
+                    ))
+                })
+                .collect(),
+            hasher: foldhash::fast::RandomState::default(),
         }
+    }
+
+    fn verified_shard(
+        &self,
+        token: &str,
+    ) -> std::sync::MutexGuard<'_, lru::LruCache<Box<str>, Verified>> {
+        let i = (self.hasher.hash_one(token) % VERIFIED_SHARDS as u64) as usize;
+        self.verified[i]
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The principal of `token` if it was verified with the current, fresh key set and its
+    /// time claims still hold (with the leeway); a token that no longer holds is forgotten.
+    fn remembered(&self, token: &str) -> Option<Principal> {
+        let keys = self.keys();
+        if keys.fetched.is_none_or(|t| t.elapsed() >= REFRESH_EVERY) {
+            return None;
+        }
+        let now = unix_now();
+        let leeway = self.settings.leeway.as_secs_f64();
+        let mut shard = self.verified_shard(token);
+        let v = shard.get(token)?;
+        let holds = Arc::ptr_eq(&v.keys, &keys)
+            && v.exp >= now - leeway
+            && v.nbf.is_none_or(|nbf| nbf <= now + leeway);
+        if holds {
+            return Some(v.principal.clone());
+        }
+        shard.pop(token);
+        None
     }
 
     /// The keys at hand.
@@ -139,19 +207,22 @@ impl JwtAuthenticator {
             Some(id) => keys.by_id.get(id).cloned(),
             None => keys.anonymous.clone(),
         };
-        key.map_or(Lookup::Unknown, Lookup::Found)
+        match key {
+            Some(key) => Lookup::Found(key, keys),
+            None => Lookup::Unknown,
+        }
     }
 
     /// The key `kid` names, fetching the key set when it is stale, or when it lacks the
     /// key and was not fetched in the last 30 s.
-    async fn key(&self, kid: Option<&str>) -> Result<Key, A2aError> {
-        if let Lookup::Found(key) = self.lookup(kid) {
-            return Ok(key);
+    async fn key(&self, kid: Option<&str>) -> Result<(Key, Arc<Keys>), A2aError> {
+        if let Lookup::Found(key, keys) = self.lookup(kid) {
+            return Ok((key, keys));
         }
         let mut last = self.fetching.lock().await;
         // Another request may have fetched while this one waited.
         let min_age = match self.lookup(kid) {
-            Lookup::Found(key) => return Ok(key),
+            Lookup::Found(key, keys) => return Ok((key, keys)),
             Lookup::Stale => Duration::ZERO,
             Lookup::Unknown => REFETCH_AT_MOST_EVERY,
         };
@@ -174,7 +245,7 @@ impl JwtAuthenticator {
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(fresh);
         match self.lookup(kid) {
-            Lookup::Found(key) => Ok(key),
+            Lookup::Found(key, keys) => Ok((key, keys)),
             _ => Err(unknown()),
         }
     }
@@ -232,6 +303,18 @@ struct Claims {
     sub: String,
     #[serde(default)]
     iss: Option<String>,
+    /// Required (checked by the library before these claims are read).
+    #[serde(default)]
+    exp: f64,
+    #[serde(default)]
+    nbf: Option<f64>,
+}
+
+/// Seconds since the epoch.
+fn unix_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
 }
 
 /// The source of the principals of tokens issued by `issuer` (`jwt:` when none is named).
@@ -263,6 +346,9 @@ impl Authenticator for JwtAuthenticator {
                 detail: "this agent requires a bearer token (a JWT)".into(),
             });
         };
+        if let Some(principal) = self.remembered(token) {
+            return Ok(principal);
+        }
         let header = jsonwebtoken::decode_header(token).map_err(|_| invalid("malformed"))?;
         if !matches!(
             header.alg,
@@ -278,7 +364,7 @@ impl Authenticator for JwtAuthenticator {
         ) {
             return Err(invalid("its algorithm is not accepted"));
         }
-        let key = self.key(header.kid.as_deref()).await?;
+        let (key, keys) = self.key(header.kid.as_deref()).await?;
         let (key, alg) = &*key;
         if alg.is_some_and(|a| a != header.alg) {
             return Err(invalid("its algorithm does not match its key"));
@@ -330,7 +416,17 @@ impl Authenticator for JwtAuthenticator {
             .issuer
             .as_deref()
             .or(data.claims.iss.as_deref());
-        Ok(Principal::new(&source(issuer), &data.claims.sub))
+        let principal = Principal::new(&source(issuer), &data.claims.sub);
+        self.verified_shard(token).put(
+            token.into(),
+            Verified {
+                principal: principal.clone(),
+                exp: data.claims.exp,
+                nbf: data.claims.nbf,
+                keys,
+            },
+        );
+        Ok(principal)
     }
 
     /// `jwt:{iss}:{name}` when the issuer is configured (without it, the issuer of a task

@@ -12,6 +12,17 @@ use clap::{Parser, Subcommand};
 #[cfg(feature = "jemalloc")]
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
+/// Lets jemalloc give freed memory back to the system from a thread of its own. Without it,
+/// unused pages are returned only while the process allocates: a server that has just
+/// closed 10 000 streams and gone quiet kept about 300 MiB it no longer used; with it, it is
+/// back within about 60 MiB of its idle size in 30 s (docs/benchmarks.md).
+fn return_freed_memory() {
+    #[cfg(feature = "jemalloc")]
+    if let Err(e) = tikv_jemalloc_ctl::background_thread::write(true) {
+        tracing::debug!(error = %e, "jemalloc background thread not started");
+    }
+}
+
 /// Agent2Agent (A2A) protocol tool: host agents and talk to any A2A agent.
 #[derive(Debug, Parser)]
 #[command(name = "a2a", version, about, propagate_version = true)]
@@ -146,6 +157,9 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::from(commands::client::ERROR);
         }
     };
+    if matches!(cli.command, Command::Serve(_)) {
+        return_freed_memory();
+    }
     let result = runtime.block_on(run(cli.command));
     telemetry.shutdown();
     match result {

@@ -118,8 +118,10 @@ pub struct InProcessBus {
 }
 
 impl Default for InProcessBus {
+    /// Subscribers buffer 16 events: the channel's slots are allocated with it, for every
+    /// followed task, and a subscriber that falls further behind catches up from the store.
     fn default() -> Self {
-        Self::new(64)
+        Self::new(16)
     }
 }
 

@@ -10,7 +10,7 @@
 # (`apt-get install wrk`). Environment: STORE (memory; or sqlite: a fresh file per server),
 # ROUNDS (3), SECONDS_PER_RUN (8), CONCURRENCY (16 for wrk, 32 for a2a bench),
 # SERVE_ARGS (extra `a2a serve` flags for both, e.g. `--auth-token bench=t`),
-# AUTH (a header value sent by wrk, e.g. `Bearer t`).
+# AUTH (a bearer token, e.g. `t`: sent by wrk as `Authorization: Bearer t` and by a2a bench).
 # Besides the rates, each run reports the server's CPU time per request (user + system, from
 # /proc), which varies much less than the rate on a shared machine.
 set -euo pipefail
@@ -64,7 +64,7 @@ wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
 wrk.headers["A2A-Version"] = "1.0"
 local auth = os.getenv("AUTH")
-if auth and auth ~= "" then wrk.headers["Authorization"] = auth end
+if auth and auth ~= "" then wrk.headers["Authorization"] = "Bearer " .. auth end
 request = function()
   n = n + 1
   local body = '{"jsonrpc":"2.0","id":' .. n .. ',"method":"SendMessage","params":{"message":{"messageId":"tck-complete-task-' .. n .. '-' .. math.random(1e9) .. '","role":"ROLE_USER","parts":[{"text":"hello"}]}}}'
@@ -91,7 +91,7 @@ for r in $(seq "$rounds"); do
     fi
     t0=$(cpu_ticks "${pid[$side]}")
     json=$("$b_bin" bench "$url" -c "$bench_conc" -d "$secs" --warmup 0 --json \
-      --message-id-prefix tck-complete-task)
+      --message-id-prefix tck-complete-task ${AUTH:+--token "$AUTH"})
     t1=$(cpu_ticks "${pid[$side]}")
     rate=$(echo "$json" | python3 -c 'import json,sys; print(round(json.load(sys.stdin)["requests_per_second"]))')
     n=$(echo "$json" | python3 -c 'import json,sys; print(json.load(sys.stdin)["ok"])')

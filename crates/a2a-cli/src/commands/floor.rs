@@ -22,6 +22,11 @@ pub(crate) struct FloorArgs {
     /// Port to listen on.
     #[arg(long, default_value_t = 41299)]
     port: u16,
+    /// Serve through the server's own connection handling (`a2a_server::serve`: accept loop,
+    /// connection limits and deadlines, panic guard, body deadline) instead of plain
+    /// `axum::serve`: the difference is what those layers cost with their features off.
+    #[arg(long)]
+    server_stack: bool,
 }
 
 #[derive(serde::Serialize)]
@@ -78,8 +83,12 @@ pub(crate) async fn run(args: FloorArgs) -> anyhow::Result<()> {
         listener.local_addr()?
     );
     let router = Router::new().route("/", post(endpoint));
-    // Plain `axum::serve`: none of the server's own accept loop, deadlines or limits, so the
-    // floor is what the HTTP stack alone does.
-    axum::serve(listener, router).await?;
+    if args.server_stack {
+        a2a_server::serve(listener, router, std::future::pending()).await?;
+    } else {
+        // Plain `axum::serve`: none of the server's own accept loop, deadlines or limits, so
+        // the floor is what the HTTP stack alone does.
+        axum::serve(listener, router).await?;
+    }
     Ok(())
 }

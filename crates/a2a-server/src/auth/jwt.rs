@@ -91,9 +91,12 @@ pub struct JwtAuthenticator {
     /// Held while fetching, so that one request fetches and the others wait for it.
     fetching: tokio::sync::Mutex<Option<Attempt>>,
     /// Tokens verified lately, by the token itself, in independently locked shards.
-    verified: Box<[Mutex<lru::LruCache<Box<str>, Verified>>]>,
+    verified: Box<[Mutex<VerifiedShard>]>,
     hasher: foldhash::fast::RandomState,
 }
+
+/// One shard of the verified tokens, by the token itself.
+type VerifiedShard = lru::LruCache<Box<str>, Verified>;
 
 /// Most tokens remembered as verified (about 1 KB each at most, for typical tokens).
 pub const VERIFIED_TOKENS: usize = 4096;

@@ -43,10 +43,20 @@ fn over_the_limit_every_protocol_is_refused_cleanly() {
         "--max-connections",
         "2",
     ]);
-    // The card is read while there is room; the gRPC call comes when there is none.
+    // The card is read while there is room; the gRPC call comes when there is none. Its
+    // connection is closed by the server as it answers (`Connection: close`), so its place is
+    // free before the held connections come: a kept-alive one could be given back after them
+    // and let a later request in.
     let rt = tokio::runtime::Runtime::new().unwrap();
+    let closing = reqwest::Client::builder()
+        .default_headers(reqwest::header::HeaderMap::from_iter([(
+            reqwest::header::CONNECTION,
+            reqwest::header::HeaderValue::from_static("close"),
+        )]))
+        .build()
+        .unwrap();
     let card = rt.block_on(async {
-        a2a_client::fetch_card(&reqwest::Client::new(), &Default::default(), &s.base)
+        a2a_client::fetch_card(&closing, &Default::default(), &s.base)
             .await
             .unwrap()
     });

@@ -58,20 +58,6 @@ start() { # NAME BIN
 start A "$a_bin"
 start B "$b_bin"
 
-cat >"$work/send.lua" <<'LUA'
-local n = 0
-wrk.method = "POST"
-wrk.headers["Content-Type"] = "application/json"
-wrk.headers["A2A-Version"] = "1.0"
-local auth = os.getenv("AUTH")
-if auth and auth ~= "" then wrk.headers["Authorization"] = "Bearer " .. auth end
-request = function()
-  n = n + 1
-  local body = '{"jsonrpc":"2.0","id":' .. n .. ',"method":"SendMessage","params":{"message":{"messageId":"tck-complete-task-' .. n .. '-' .. math.random(1e9) .. '","role":"ROLE_USER","parts":[{"text":"hello"}]}}}'
-  return wrk.format(nil, nil, nil, body)
-end
-LUA
-
 declare -A wrk_rates bench_rates wrk_cpu bench_cpu
 cpu_per_req() { # TICKS_BEFORE TICKS_AFTER REQUESTS
   python3 -c "print(round(($2 - $1) * $tick_us / max($3, 1), 1))"
@@ -81,7 +67,7 @@ for r in $(seq "$rounds"); do
     url="http://127.0.0.1:${port[$side]}/"
     if command -v wrk >/dev/null; then
       t0=$(cpu_ticks "${pid[$side]}")
-      out=$(AUTH="${AUTH:-}" wrk -t1 -c"$wrk_conc" -d"${secs}s" -s "$work/send.lua" "$url")
+      out=$(AUTH="${AUTH:-}" wrk -t1 -c"$wrk_conc" -d"${secs}s" -s scripts/wrk-send.lua "$url")
       t1=$(cpu_ticks "${pid[$side]}")
       rate=$(echo "$out" | awk '/Requests\/sec/{print $2}')
       n=$(echo "$out" | awk '/requests in/{print $1}')

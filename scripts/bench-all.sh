@@ -119,20 +119,9 @@ run_bench() { # NAME ROUND
   n=$(echo "$out" | jq -r '.ok')
   printf '%s\tbench\t%s\t%s\t%s\n' "$1" "$2" "$rate" "$(( (t1 - t0) * tick_us / (n > 0 ? n : 1) ))" >>"$results"
 }
-cat >"$work/send.lua" <<'LUA'
-local n = 0
-wrk.method = "POST"
-wrk.headers["Content-Type"] = "application/json"
-wrk.headers["A2A-Version"] = "1.0"
-request = function()
-  n = n + 1
-  local body = '{"jsonrpc":"2.0","id":' .. n .. ',"method":"SendMessage","params":{"message":{"messageId":"tck-complete-task-' .. n .. '-' .. math.random(1e9) .. '","role":"ROLE_USER","parts":[{"text":"hello"}]}}}'
-  return wrk.format(nil, nil, nil, body)
-end
-LUA
 run_wrk() { # NAME ROUND
   local out rate
-  out=$(wrk -t1 -c"$wrk_conc" -d"${secs}s" -s "$work/send.lua" "http://127.0.0.1:${port[$1]}/")
+  out=$(AUTH= wrk -t1 -c"$wrk_conc" -d"${secs}s" -s scripts/wrk-send.lua "http://127.0.0.1:${port[$1]}/")
   rate=$(echo "$out" | awk '/Requests\/sec/{printf "%d", $2}')
   printf '%s\twrk\t%s\t%s\t-\n' "$1" "$2" "$rate" >>"$results"
 }

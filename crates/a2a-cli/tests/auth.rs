@@ -237,36 +237,12 @@ fn a_caller_sees_only_its_own_tasks() {
     );
 }
 
-/// Serves `body` at `GET /jwks` on a loopback port; the URL.
-fn serve_jwks(body: String) -> String {
-    let (listener, addr) = loopback_listener();
-    let app = axum::Router::new().route(
-        "/jwks",
-        axum::routing::get(move || {
-            let body = body.clone();
-            async move { ([("content-type", "application/json")], body) }
-        }),
-    );
-    serve_app(listener, app);
-    format!("http://{addr}/jwks")
-}
-
-/// A token signed with the test key `pem` (ES256, key id `test-key`) carrying `claims`.
-fn jwt(pem: &str, claims: Value) -> String {
-    let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::ES256);
-    header.kid = Some("test-key".into());
-    let key = jsonwebtoken::EncodingKey::from_ec_pem(pem.as_bytes()).unwrap();
-    jsonwebtoken::encode(&header, &claims, &key).unwrap()
-}
-
 #[test]
 fn jwts_are_verified_against_the_jwks() {
     // Test-only keys: `jwt-es256` is published in the JWKS, `jwt-rogue` is not.
-    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
-    let good = std::fs::read_to_string(format!("{fixtures}/jwt-es256.pem")).unwrap();
-    let rogue = std::fs::read_to_string(format!("{fixtures}/jwt-rogue.pem")).unwrap();
-    let jwk = std::fs::read_to_string(format!("{fixtures}/jwt-es256.jwk.json")).unwrap();
-    let jwks = serve_jwks(format!("{{\"keys\":[{jwk}]}}"));
+    let rogue = std::fs::read_to_string(format!("{FIXTURES}/jwt-rogue.pem")).unwrap();
+    let jwk = std::fs::read_to_string(format!("{FIXTURES}/jwt-es256.jwk.json")).unwrap();
+    let jwks = jwks_url();
     let s = serve(&[
         "--agent",
         "echo",
@@ -287,10 +263,7 @@ fn jwts_are_verified_against_the_jwks() {
         card["securitySchemes"]["jwt"]["httpAuthSecurityScheme"]["bearerFormat"],
         "JWT"
     );
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs() as i64;
+    let now = unix_now();
     let claims = |sub: &str, exp: i64, iss: &str, aud: &str| json!({"sub": sub, "exp": exp, "iss": iss, "aud": aud, "iat": now});
     let send = json!({"message": {"messageId": "j1", "role": "ROLE_USER", "parts": [{"text": "task: hi"}]}});
     let call = |token: &str| {
@@ -302,54 +275,46 @@ fn jwts_are_verified_against_the_jwks() {
             send.clone(),
         )
     };
-    let valid = jwt(
-        &good,
-        claims("dave", now + 300, "https://issuer.test", "a2a-test"),
-    );
+    let valid = test_jwt(claims("dave", now + 300, "https://issuer.test", "a2a-test"));
     let (status, body) = call(&valid);
     assert_eq!(status, 200, "{body}");
     let id = body["result"]["task"]["id"].as_str().unwrap().to_owned();
     // Within the clock-skew allowance.
-    let (status, _) = call(&jwt(
-        &good,
-        claims("dave", now - 10, "https://issuer.test", "a2a-test"),
-    ));
+    let (status, _) = call(&test_jwt(claims(
+        "dave",
+        now - 10,
+        "https://issuer.test",
+        "a2a-test",
+    )));
     assert_eq!(status, 200);
     for (why, token) in [
         (
             "expired",
-            jwt(
-                &good,
-                claims("dave", now - 3600, "https://issuer.test", "a2a-test"),
-            ),
+            test_jwt(claims(
+                "dave",
+                now - 3600,
+                "https://issuer.test",
+                "a2a-test",
+            )),
         ),
         (
             "wrong audience",
-            jwt(
-                &good,
-                claims("dave", now + 300, "https://issuer.test", "other"),
-            ),
+            test_jwt(claims("dave", now + 300, "https://issuer.test", "other")),
         ),
         (
             "wrong issuer",
-            jwt(
-                &good,
-                claims("dave", now + 300, "https://evil.test", "a2a-test"),
-            ),
+            test_jwt(claims("dave", now + 300, "https://evil.test", "a2a-test")),
         ),
         (
             "unknown signer",
-            jwt(
+            jwt_signed_by(
                 &rogue,
-                claims("dave", now + 300, "https://issuer.test", "a2a-test"),
+                &claims("dave", now + 300, "https://issuer.test", "a2a-test"),
             ),
         ),
         (
             "no expiry",
-            jwt(
-                &good,
-                json!({"sub": "dave", "iss": "https://issuer.test", "aud": "a2a-test"}),
-            ),
+            test_jwt(json!({"sub": "dave", "iss": "https://issuer.test", "aud": "a2a-test"})),
         ),
         (
             "HMAC",
@@ -367,10 +332,7 @@ fn jwts_are_verified_against_the_jwks() {
         assert_eq!(body["error"]["code"], -32091, "{why}: {body}");
     }
     // The subject owns the task: another subject does not see it.
-    let other = jwt(
-        &good,
-        claims("erin", now + 300, "https://issuer.test", "a2a-test"),
-    );
+    let other = test_jwt(claims("erin", now + 300, "https://issuer.test", "a2a-test"));
     let bearer = format!("Bearer {other}");
     let (_, body) = rpc(
         &s.base,
@@ -393,10 +355,7 @@ fn jwts_are_verified_against_the_jwks() {
 /// remembered token is refused the moment its `exp` passes, as a fresh one would be.
 #[test]
 fn a_remembered_jwt_is_refused_once_it_expires() {
-    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
-    let good = std::fs::read_to_string(format!("{fixtures}/jwt-es256.pem")).unwrap();
-    let jwk = std::fs::read_to_string(format!("{fixtures}/jwt-es256.jwk.json")).unwrap();
-    let jwks = serve_jwks(format!("{{\"keys\":[{jwk}]}}"));
+    let jwks = jwks_url();
     let s = serve(&[
         "--agent",
         "echo",
@@ -407,12 +366,8 @@ fn a_remembered_jwt_is_refused_once_it_expires() {
         "--auth-jwt-leeway",
         "0",
     ]);
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs();
-    let exp = now + 2;
-    let token = jwt(&good, json!({"sub": "dave", "exp": exp}));
+    let exp = unix_now() + 2;
+    let token = test_jwt(json!({"sub": "dave", "exp": exp}));
     let bearer = format!("Bearer {token}");
     let send = |n: u32| {
         rpc(
@@ -428,12 +383,7 @@ fn a_remembered_jwt_is_refused_once_it_expires() {
         assert_eq!(status, 200, "{body}");
     }
     // Past `exp` (whole seconds: wait for the second after it to begin).
-    while std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
-        <= exp
-    {
+    while unix_now() <= exp {
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
     let (status, body) = send(9);

@@ -321,43 +321,6 @@ fn another_callers_ids_answer_as_unknown_ones_on_every_binding() {
     std::fs::remove_dir_all(dir).ok();
 }
 
-/// Serves `body` at `GET /jwks` on a loopback port; the URL.
-fn serve_jwks(body: String) -> String {
-    let (listener, addr) = loopback_listener();
-    let app = axum::Router::new().route(
-        "/jwks",
-        axum::routing::get(move || {
-            let body = body.clone();
-            async move { ([("content-type", "application/json")], body) }
-        }),
-    );
-    serve_app(listener, app);
-    format!("http://{addr}/jwks")
-}
-
-/// A token signed with the test key (ES256, key id `test-key`) carrying `claims`.
-fn jwt(claims: Value) -> String {
-    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
-    let pem = std::fs::read_to_string(format!("{fixtures}/jwt-es256.pem")).unwrap();
-    let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::ES256);
-    header.kid = Some("test-key".into());
-    let key = jsonwebtoken::EncodingKey::from_ec_pem(pem.as_bytes()).unwrap();
-    jsonwebtoken::encode(&header, &claims, &key).unwrap()
-}
-
-fn jwks_url() -> String {
-    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
-    let jwk = std::fs::read_to_string(format!("{fixtures}/jwt-es256.jwk.json")).unwrap();
-    serve_jwks(format!("{{\"keys\":[{jwk}]}}"))
-}
-
-fn now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs() as i64
-}
-
 #[test]
 fn a_jwt_without_a_required_claim_is_refused() {
     let jwks = jwks_url();
@@ -373,13 +336,16 @@ fn a_jwt_without_a_required_claim_is_refused() {
         "--auth-jwt-audience",
         "a2a-test",
     ]);
-    let now = now();
+    let now = unix_now();
     let full = json!({"sub": "dave", "iss": "https://issuer.test", "aud": "a2a-test", "exp": now + 300, "iat": now});
     let status = |claims: &Value| {
         let resp = reqwest::blocking::Client::new()
             .post(&s.base)
             .header("A2A-Version", "1.0")
-            .header("authorization", format!("Bearer {}", jwt(claims.clone())))
+            .header(
+                "authorization",
+                format!("Bearer {}", test_jwt(claims.clone())),
+            )
             .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": {}}))
             .send()
             .unwrap();
@@ -419,7 +385,10 @@ fn a_jwt_without_a_required_claim_is_refused() {
         .header("A2A-Version", "1.0")
         .header(
             "authorization",
-            format!("Bearer {}", jwt(json!({"sub": "dave", "exp": now + 300}))),
+            format!(
+                "Bearer {}",
+                test_jwt(json!({"sub": "dave", "exp": now + 300}))
+            ),
         )
         .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": {}}))
         .send()
@@ -442,10 +411,10 @@ fn equal_names_from_different_sources_never_meet() {
         "--auth-jwt-issuer",
         "https://issuer.test",
     ]);
-    let now = now();
+    let now = unix_now();
     let jwt_alice = format!(
         "Bearer {}",
-        jwt(json!({"sub": "alice", "iss": "https://issuer.test", "exp": now + 300}))
+        test_jwt(json!({"sub": "alice", "iss": "https://issuer.test", "exp": now + 300}))
     );
     let call = |header: (&str, &str), method: &str, params: Value| -> Value {
         reqwest::blocking::Client::new()

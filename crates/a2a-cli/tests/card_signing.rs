@@ -7,8 +7,6 @@ mod common;
 use common::*;
 use serde_json::Value;
 
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
-
 /// Serves `card` at `/.well-known/agent-card.json` on a loopback port; the base URL.
 fn serve_card(card: Value) -> String {
     let (listener, addr) = loopback_listener();

@@ -9,8 +9,6 @@ use std::time::Duration;
 
 use common::*;
 
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
-
 /// Opens `n` connections that hold their place (they send nothing yet).
 fn fill(base: &str, n: usize) -> Vec<TcpStream> {
     let addr = base.split("://").nth(1).unwrap();

@@ -10,38 +10,10 @@ mod common;
 use common::*;
 use serde_json::{Value, json};
 
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
-
-fn jwks_url() -> String {
-    let jwk = std::fs::read_to_string(format!("{FIXTURES}/jwt-es256.jwk.json")).unwrap();
-    let body = format!("{{\"keys\":[{jwk}]}}");
-    let (listener, addr) = loopback_listener();
-    let app = axum::Router::new().route(
-        "/jwks",
-        axum::routing::get(move || {
-            let body = body.clone();
-            async move { ([("content-type", "application/json")], body) }
-        }),
-    );
-    serve_app(listener, app);
-    format!("http://{addr}/jwks")
-}
-
+/// `Authorization` for a JWT of subject `sub` from the configured issuer and audience.
 fn jwt(sub: &str) -> String {
-    let pem = std::fs::read_to_string(format!("{FIXTURES}/jwt-es256.pem")).unwrap();
-    let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::ES256);
-    header.kid = Some("test-key".into());
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs();
-    let claims =
-        json!({"sub": sub, "iss": "https://issuer.test", "aud": "a2a-test", "exp": now + 300});
-    let key = jsonwebtoken::EncodingKey::from_ec_pem(pem.as_bytes()).unwrap();
-    format!(
-        "Bearer {}",
-        jsonwebtoken::encode(&header, &claims, &key).unwrap()
-    )
+    let claims = json!({"sub": sub, "iss": "https://issuer.test", "aud": "a2a-test", "exp": unix_now() + 300});
+    format!("Bearer {}", test_jwt(claims))
 }
 
 /// Serves `store` with the credentials the fixture was written with and checks who sees what.

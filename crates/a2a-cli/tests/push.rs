@@ -15,8 +15,6 @@ use axum::response::IntoResponse;
 use common::*;
 use serde_json::{Value, json};
 
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
-
 /// One request the receiver got.
 #[derive(Debug, Clone)]
 struct Received {

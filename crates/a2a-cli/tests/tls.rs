@@ -7,8 +7,6 @@ mod common;
 use common::*;
 use serde_json::Value;
 
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
-
 #[test]
 fn the_host_serves_https() {
     // Test-only certificates: `tls-ca.pem` signed `tls-cert.pem` (localhost, 127.0.0.1).

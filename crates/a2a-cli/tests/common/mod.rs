@@ -215,6 +215,51 @@ pub fn serve_app(listener: std::net::TcpListener, app: axum::Router) {
     });
 }
 
+/// The test keys, certificates and stores under `tests/fixtures`.
+pub const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
+
+/// Serves `body` at `GET /jwks` on a loopback port; the URL.
+pub fn serve_jwks(body: String) -> String {
+    let (listener, addr) = loopback_listener();
+    let app = axum::Router::new().route(
+        "/jwks",
+        axum::routing::get(move || {
+            let body = body.clone();
+            async move { ([("content-type", "application/json")], body) }
+        }),
+    );
+    serve_app(listener, app);
+    format!("http://{addr}/jwks")
+}
+
+/// A key set publishing the test key (`fixtures/jwt-es256`, key id `test-key`); its URL.
+pub fn jwks_url() -> String {
+    let jwk = std::fs::read_to_string(format!("{FIXTURES}/jwt-es256.jwk.json")).unwrap();
+    serve_jwks(format!("{{\"keys\":[{jwk}]}}"))
+}
+
+/// A token carrying `claims`, signed (ES256, key id `test-key`) with the key in `pem`.
+pub fn jwt_signed_by(pem: &str, claims: &serde_json::Value) -> String {
+    let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::ES256);
+    header.kid = Some("test-key".into());
+    let key = jsonwebtoken::EncodingKey::from_ec_pem(pem.as_bytes()).unwrap();
+    jsonwebtoken::encode(&header, claims, &key).unwrap()
+}
+
+/// A token carrying `claims`, signed with the test key that [`jwks_url`] publishes.
+pub fn test_jwt(claims: serde_json::Value) -> String {
+    let pem = std::fs::read_to_string(format!("{FIXTURES}/jwt-es256.pem")).unwrap();
+    jwt_signed_by(&pem, &claims)
+}
+
+/// Seconds since the epoch.
+pub fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64
+}
+
 /// A listener on a free loopback port, and its address.
 pub fn loopback_listener() -> (std::net::TcpListener, std::net::SocketAddr) {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

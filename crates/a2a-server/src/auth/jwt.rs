@@ -106,8 +106,8 @@ const VERIFIED_SHARDS: usize = 16;
 struct Verified {
     principal: Principal,
     /// `exp` and `nbf`, seconds since the epoch.
-    exp: f64,
-    nbf: Option<f64>,
+    exp: u64,
+    nbf: Option<u64>,
     /// The key set it was verified with: a token is only remembered while that set is the
     /// current one.
     keys: Arc<Keys>,
@@ -179,12 +179,14 @@ impl JwtAuthenticator {
         if keys.fetched.is_none_or(|t| t.elapsed() >= REFRESH_EVERY) {
             return None;
         }
-        let now = unix_now();
-        let leeway = self.settings.leeway.as_secs_f64();
+        // The library's own clock and comparisons, so a remembered token is refused exactly
+        // when a fresh verification would refuse it.
+        let now = jsonwebtoken::get_current_timestamp();
+        let leeway = self.settings.leeway.as_secs();
         let mut shard = self.verified_shard(token);
         let v = shard.get(token)?;
         let holds = Arc::ptr_eq(&v.keys, &keys)
-            && v.exp >= now - leeway
+            && v.exp >= now.saturating_sub(leeway)
             && v.nbf.is_none_or(|nbf| nbf <= now + leeway);
         if holds {
             return Some(v.principal.clone());
@@ -306,18 +308,12 @@ struct Claims {
     sub: String,
     #[serde(default)]
     iss: Option<String>,
-    /// Required (checked by the library before these claims are read).
+    /// Required, and read as whole seconds, by the library before these claims are read.
     #[serde(default)]
-    exp: f64,
+    exp: u64,
+    /// Checked by the library only when it is a whole number of seconds; the same here.
     #[serde(default)]
-    nbf: Option<f64>,
-}
-
-/// Seconds since the epoch.
-fn unix_now() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64())
+    nbf: Option<serde_json::Value>,
 }
 
 /// The source of the principals of tokens issued by `issuer` (`jwt:` when none is named).
@@ -425,7 +421,7 @@ impl Authenticator for JwtAuthenticator {
             Verified {
                 principal: principal.clone(),
                 exp: data.claims.exp,
-                nbf: data.claims.nbf,
+                nbf: data.claims.nbf.and_then(|n| n.as_u64()),
                 keys,
             },
         );

@@ -112,7 +112,7 @@ impl std::fmt::Debug for Url {
 }
 
 /// Set on every SQLite connection, the pool's and the writer's.
-pub(crate) const SQLITE_PRAGMAS: &str = "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=5000; PRAGMA cache_size=-16384;";
+pub(crate) const SQLITE_PRAGMAS: &str = "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=5000; PRAGMA cache_size=-16384; PRAGMA temp_store=MEMORY;";
 
 pub(crate) fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()

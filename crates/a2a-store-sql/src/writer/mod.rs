@@ -3,13 +3,13 @@
 //! answered only after its events are durable, and the cost of a commit is shared by all the
 //! appends that arrived while the previous one was running.
 //!
-//! A batch costs a fixed number of statements, whatever its size: new task rows in one
-//! insert, sequence-checked updates of existing rows in one update, and the events of the
-//! rows written in one insert, each taking the batch as parameters of a fixed shape (one JSON
-//! array on SQLite, typed column arrays on PostgreSQL), so the statement text, and its
-//! prepared form, never changes. An append that is refused (a stale sequence
-//! number, an existing id) writes nothing and does not undo the others. Each dialect runs
-//! that in the cheapest way it has (see `sqlite.rs` and `postgres.rs`).
+//! A batch is one transaction, whatever its size: new task rows, sequence-checked updates of
+//! existing rows, and the events of the rows written. An append that is refused (a stale
+//! sequence number, an existing id) writes nothing and does not undo the others. Each dialect
+//! runs that in the cheapest way it has: on PostgreSQL, one statement per kind of row with
+//! the batch as typed column arrays (a fixed statement text, so one prepared form, and one
+//! round trip each); on SQLite, whose connection is the writer's own, one execution of a
+//! prepared statement per row (see `sqlite.rs` and `postgres.rs`).
 //!
 //! A writer whose connection breaks (the database restarted, the network cut it) reconnects
 //! by itself, with back-off; appends queued meanwhile wait for it up to [`OUTAGE_WAIT`], then
@@ -217,67 +217,6 @@ pub(crate) struct Round<'a> {
 }
 
 impl Round<'_> {
-    /// `[agent, id, context, state, status_ms, seq, principal or null]` of each new task.
-    pub(crate) fn creates_json(&self) -> String {
-        let rows: Vec<_> = self
-            .creates
-            .iter()
-            .map(|p| {
-                (
-                    &*p.key.0,
-                    p.key.1.as_str(),
-                    p.context_id.as_deref().unwrap_or_default(),
-                    p.after.state.number(),
-                    p.status_ms.unwrap_or(0),
-                    p.after.seq,
-                    p.principal.as_deref(),
-                )
-            })
-            .collect();
-        json(&rows)
-    }
-
-    /// `[agent, id, expected seq, seq, state, status_ms or null]` of each update.
-    pub(crate) fn updates_json(&self) -> String {
-        let rows: Vec<_> = self
-            .updates
-            .iter()
-            .map(|p| {
-                (
-                    &*p.key.0,
-                    p.key.1.as_str(),
-                    p.expected,
-                    p.after.seq,
-                    p.after.state.number(),
-                    p.status_ms,
-                )
-            })
-            .collect();
-        json(&rows)
-    }
-
-    /// `[agent, task, seq, state, event]` of each event of the appends `written` accepts.
-    pub(crate) fn events_json(&self, written: impl Fn(&Key) -> bool) -> String {
-        let rows: Vec<_> = self
-            .creates
-            .iter()
-            .chain(&self.updates)
-            .filter(|p| written(&p.key))
-            .flat_map(|p| {
-                p.rows.iter().map(|(event, r)| {
-                    (
-                        &*p.key.0,
-                        p.key.1.as_str(),
-                        r.seq,
-                        r.state.number(),
-                        event.as_str(),
-                    )
-                })
-            })
-            .collect();
-        json(&rows)
-    }
-
     pub(crate) fn is_empty(&self) -> bool {
         self.creates.is_empty() && self.updates.is_empty()
     }

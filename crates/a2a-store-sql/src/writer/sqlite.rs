@@ -16,26 +16,18 @@ use tokio::sync::mpsc;
 use super::{Append, DbError, Key, NewWriter, Position, Reply, Round, WriteConn};
 use crate::{seq_of, state_of};
 
+// One row per execution of a prepared statement: on the writer's own connection a step costs
+// no round trip, so rows need not be packed into one parameter (which SQLite would parse as
+// JSON and the event text escaped into it), and no `RETURNING` (which collects its rows in a
+// temporary table): `changes()` says whether the row was written.
 const CREATE: &str = "INSERT INTO a2a_tasks (agent_id, id, context_id, state, status_ms, seq, created_ms, updated_ms, owner, principal)
-    SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'),
-        json_extract(value, '$[3]'), json_extract(value, '$[4]'), json_extract(value, '$[5]'), ?2, ?2, ?3,
-        json_extract(value, '$[6]')
-    FROM json_each(?1) WHERE true
-    ON CONFLICT (agent_id, id) DO NOTHING
-    RETURNING agent_id, id";
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8, ?9)
+    ON CONFLICT (agent_id, id) DO NOTHING";
 
-const UPDATE: &str = "UPDATE a2a_tasks SET seq = json_extract(j.value, '$[3]'), state = json_extract(j.value, '$[4]'),
-        status_ms = COALESCE(json_extract(j.value, '$[5]'), a2a_tasks.status_ms), updated_ms = ?2, owner = ?3
-    FROM json_each(?1) AS j
-    WHERE a2a_tasks.agent_id = json_extract(j.value, '$[0]')
-        AND a2a_tasks.id = json_extract(j.value, '$[1]')
-        AND a2a_tasks.seq = json_extract(j.value, '$[2]')
-    RETURNING a2a_tasks.agent_id, a2a_tasks.id";
+const UPDATE: &str = "UPDATE a2a_tasks SET seq = ?4, state = ?5, status_ms = COALESCE(?6, status_ms), updated_ms = ?7, owner = ?8
+    WHERE agent_id = ?1 AND id = ?2 AND seq = ?3";
 
-const EVENTS: &str = "INSERT INTO a2a_task_events (agent_id, task_id, seq, state, event)
-    SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'),
-        json_extract(value, '$[3]'), json_extract(value, '$[4]')
-    FROM json_each(?1)";
+const EVENTS: &str = "INSERT INTO a2a_task_events (agent_id, task_id, seq, state, event) VALUES (?1, ?2, ?3, ?4, ?5)";
 
 const POSITIONS: &str = "SELECT t.agent_id, t.id, t.seq, t.state FROM json_each(?1) AS j
     JOIN a2a_tasks AS t ON t.agent_id = json_extract(j.value, '$[0]') AND t.id = json_extract(j.value, '$[1]')";
@@ -69,20 +61,6 @@ impl Conn {
     }
 }
 
-/// The `(agent, id)` rows of a `RETURNING agent_id, id` statement.
-fn keys(
-    tx: &rusqlite::Transaction<'_>,
-    sql: &str,
-    batch: &str,
-    round: &Round<'_>,
-) -> rusqlite::Result<Vec<Key>> {
-    let mut stmt = tx.prepare_cached(sql)?;
-    let rows = stmt.query_map(params![batch, round.now, round.owner], |r| {
-        Ok((Arc::from(r.get::<_, String>(0)?), r.get::<_, String>(1)?))
-    })?;
-    rows.collect()
-}
-
 impl WriteConn for Conn {
     async fn positions(&mut self, keys: &[&Key]) -> Result<Vec<(Key, Position)>, DbError> {
         let keys: Vec<(&str, &str)> = keys.iter().map(|k| (&*k.0, k.1.as_str())).collect();
@@ -103,20 +81,62 @@ impl WriteConn for Conn {
         let tx = self
             .0
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let mut written = HashSet::new();
+        let mut written = Vec::with_capacity(round.creates.len() + round.updates.len());
         if !round.creates.is_empty() {
-            written.extend(keys(&tx, CREATE, &round.creates_json(), round)?);
+            let mut create = tx.prepare_cached(CREATE)?;
+            for p in &round.creates {
+                let row = params![
+                    &*p.key.0,
+                    p.key.1.as_str(),
+                    p.context_id.as_deref().unwrap_or_default(),
+                    p.after.state.number(),
+                    p.status_ms.unwrap_or(0),
+                    p.after.seq as i64,
+                    round.now,
+                    round.owner,
+                    p.principal.as_deref(),
+                ];
+                if create.execute(row)? == 1 {
+                    written.push(*p);
+                }
+            }
         }
         if !round.updates.is_empty() {
-            written.extend(keys(&tx, UPDATE, &round.updates_json(), round)?);
+            let mut update = tx.prepare_cached(UPDATE)?;
+            for p in &round.updates {
+                let row = params![
+                    &*p.key.0,
+                    p.key.1.as_str(),
+                    p.expected as i64,
+                    p.after.seq as i64,
+                    p.after.state.number(),
+                    p.status_ms,
+                    round.now,
+                    round.owner,
+                ];
+                if update.execute(row)? == 1 {
+                    written.push(*p);
+                }
+            }
         }
         if !written.is_empty() {
-            let events = round.events_json(|k| written.contains(k));
-            tx.prepare_cached(EVENTS)?.execute([events])?;
+            let mut insert = tx.prepare_cached(EVENTS)?;
+            for p in &written {
+                for (event, r) in &p.rows {
+                    let row = params![
+                        &*p.key.0,
+                        p.key.1.as_str(),
+                        r.seq as i64,
+                        r.state.number(),
+                        event.as_str()
+                    ];
+                    insert.execute(row)?;
+                }
+            }
         }
         // Dropped without commit (an error above), the transaction rolls back.
         tx.commit()?;
-        Ok(written)
+        Ok(written.into_iter().map(|p| p.key.clone()).collect())
     }
 
     async fn seq(&mut self, key: &Key) -> Result<Option<u64>, DbError> {

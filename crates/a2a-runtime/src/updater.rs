@@ -1,5 +1,7 @@
 //! [`TaskUpdater`]: how an executor reports progress, results and the end of its turn.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use a2a_types::{
@@ -10,6 +12,12 @@ use a2a_types::{
 use crate::bus::{BusEvent, EventBus};
 use crate::runtime::active::ActiveRef;
 use crate::store::{StoreError, TaskEvent, TaskEventRecord, TaskStore};
+
+/// The future of one update ([`TaskUpdater::update_status`] and the like). Boxed: an
+/// agent awaiting an update holds a pointer to it, not the update's whole state, which its
+/// future would otherwise reserve for as long as the agent runs (about 1.4 KB, in every task
+/// that waits on a timer, a model or a client).
+pub type Update<'a> = Pin<Box<dyn Future<Output = Result<(), UpdaterError>> + Send + 'a>>;
 
 /// Why an update was refused.
 #[derive(Debug, thiserror::Error)]
@@ -132,84 +140,71 @@ impl TaskUpdater {
     }
 
     /// Moves the task to `TASK_STATE_SUBMITTED` (creating it).
-    pub async fn submit(&self) -> Result<(), UpdaterError> {
-        self.update_status(TaskState::Submitted, None).await
+    pub fn submit(&self) -> Update<'_> {
+        self.update_status(TaskState::Submitted, None)
     }
 
     /// Moves the task to `TASK_STATE_WORKING`.
-    pub async fn start_work(&self, message: Option<Message>) -> Result<(), UpdaterError> {
-        self.update_status(TaskState::Working, message).await
+    pub fn start_work(&self, message: Option<Message>) -> Update<'_> {
+        self.update_status(TaskState::Working, message)
     }
 
     /// Asks the client for more input (`TASK_STATE_INPUT_REQUIRED`); ends the turn.
-    pub async fn require_input(&self, message: Option<Message>) -> Result<(), UpdaterError> {
-        self.update_status(TaskState::InputRequired, message).await
+    pub fn require_input(&self, message: Option<Message>) -> Update<'_> {
+        self.update_status(TaskState::InputRequired, message)
     }
 
     /// Asks the client to authenticate (`TASK_STATE_AUTH_REQUIRED`); ends the turn. The spec
     /// requires a status message here; a generic one is used when `message` is `None`.
-    pub async fn require_auth(&self, message: Option<Message>) -> Result<(), UpdaterError> {
+    pub fn require_auth(&self, message: Option<Message>) -> Update<'_> {
         let message = message.or_else(|| Some(self.agent_text("Authentication required")));
-        self.update_status(TaskState::AuthRequired, message).await
+        self.update_status(TaskState::AuthRequired, message)
     }
 
     /// Completes the task.
-    pub async fn complete(&self, message: Option<Message>) -> Result<(), UpdaterError> {
-        self.update_status(TaskState::Completed, message).await
+    pub fn complete(&self, message: Option<Message>) -> Update<'_> {
+        self.update_status(TaskState::Completed, message)
     }
 
     /// Fails the task; `message` should say why.
-    pub async fn fail(&self, message: Option<Message>) -> Result<(), UpdaterError> {
-        self.update_status(TaskState::Failed, message).await
+    pub fn fail(&self, message: Option<Message>) -> Update<'_> {
+        self.update_status(TaskState::Failed, message)
     }
 
     /// Rejects the task; `message` should say why.
-    pub async fn reject(&self, message: Option<Message>) -> Result<(), UpdaterError> {
-        self.update_status(TaskState::Rejected, message).await
+    pub fn reject(&self, message: Option<Message>) -> Update<'_> {
+        self.update_status(TaskState::Rejected, message)
     }
 
     /// Marks the task canceled.
-    pub async fn cancel(&self, message: Option<Message>) -> Result<(), UpdaterError> {
-        self.update_status(TaskState::Canceled, message).await
+    pub fn cancel(&self, message: Option<Message>) -> Update<'_> {
+        self.update_status(TaskState::Canceled, message)
     }
 
     /// Sets any status, with an optional agent message.
-    pub async fn update_status(
-        &self,
-        state: TaskState,
-        message: Option<Message>,
-    ) -> Result<(), UpdaterError> {
+    pub fn update_status(&self, state: TaskState, message: Option<Message>) -> Update<'_> {
         let status = TaskStatus::with_message(state, message.map(|m| self.own(m)));
         let event = TaskStatusUpdateEvent::new(
             self.inner.task_id.clone(),
             self.inner.context_id.clone(),
             status,
         );
-        self.write(TaskEvent::Status(event)).await
+        Box::pin(self.write(TaskEvent::Status(event)))
     }
 
     /// Adds an artifact, or replaces the one with the same id.
-    pub async fn add_artifact(&self, artifact: Artifact) -> Result<(), UpdaterError> {
-        self.artifact_chunk(artifact, false, false).await
+    pub fn add_artifact(&self, artifact: Artifact) -> Update<'_> {
+        self.artifact_chunk(artifact, false, false)
     }
 
     /// Appends `artifact.parts` to the artifact with the same id (created if new);
     /// `last_chunk` closes it.
-    pub async fn append_artifact(
-        &self,
-        artifact: Artifact,
-        last_chunk: bool,
-    ) -> Result<(), UpdaterError> {
-        self.artifact_chunk(artifact, true, last_chunk).await
+    pub fn append_artifact(&self, artifact: Artifact, last_chunk: bool) -> Update<'_> {
+        self.artifact_chunk(artifact, true, last_chunk)
     }
 
     /// Sends an artifact update with explicit `append` and `last_chunk` flags.
-    pub async fn artifact_chunk(
-        &self,
-        artifact: Artifact,
-        append: bool,
-        last_chunk: bool,
-    ) -> Result<(), UpdaterError> {
+    pub fn artifact_chunk(&self, artifact: Artifact, append: bool, last_chunk: bool) -> Update<'_> {
         let event = TaskArtifactUpdateEvent::new(
             self.inner.task_id.clone(),
             self.inner.context_id.clone(),
@@ -217,7 +212,7 @@ impl TaskUpdater {
             append,
             last_chunk,
         );
-        self.write(TaskEvent::Artifact(event)).await
+        Box::pin(self.write(TaskEvent::Artifact(event)))
     }
 
     /// Answers with a direct message instead of a task. Only possible before the task

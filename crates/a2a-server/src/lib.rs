@@ -35,7 +35,7 @@ pub use a2a_runtime::{
     AgentError, AgentExecutor, Binding, CallContext, CancelContext, Canceled, EventBus,
     InMemoryTaskStore, InMemoryTaskStoreConfig, InProcessBus, Principal, Recovery, RequestContext,
     RuntimeConfig, StreamItem, StreamPayload, TaskEventStream, TaskRuntime, TaskStore, TaskUpdater,
-    UpdaterError,
+    Update, UpdaterError,
 };
 pub use handler::{DEFAULT_PAGE_SIZE, HandlerConfig, RequestHandler, SendAnswer, TaskAnswer};
 pub use limits::{CallerKeying, CallerRate, CallerStreams, PeerAddr};

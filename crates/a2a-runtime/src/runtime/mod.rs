@@ -310,7 +310,9 @@ impl TaskRuntime {
             done,
         };
         let span = crate::telemetry::task_span(&ctx.task_id, &ctx.context_id);
-        let run = run_execution(self.clone(), ctx, updater.clone(), cancel, guard);
+        // Boxed, the context (850 bytes) takes a pointer's room in this execution's future,
+        // which lives as long as the agent runs; it moves on into the agent's own future.
+        let run = run_execution(self.clone(), Box::new(ctx), updater.clone(), cancel, guard);
         let run = Abortable::new(run, registration)
             .map(|_| ())
             .instrument(span);
@@ -706,14 +708,14 @@ impl Drop for ExecutionGuard {
 
 async fn run_execution(
     runtime: TaskRuntime,
-    ctx: RequestContext,
+    ctx: Box<RequestContext>,
     updater: TaskUpdater,
     cancel: CancellationToken,
     guard: ExecutionGuard,
 ) {
     let started = std::time::Instant::now();
     let executor = runtime.shared.executor.clone();
-    let result = AssertUnwindSafe(executor.execute(ctx, updater.clone()))
+    let result = AssertUnwindSafe(executor.execute(*ctx, updater.clone()))
         .catch_unwind()
         .await;
     let outcome = match &result {
@@ -722,7 +724,9 @@ async fn run_execution(
         Err(_) => RunOutcome::Panic,
     };
     crate::metrics::global().executor_run(outcome, started.elapsed());
-    let unwritten = finish(&updater, result, &cancel).await;
+    // Most agents end their turn themselves; the state to end it for them (an update) is
+    // boxed only when needed, so it takes no room in every execution's future.
+    let unwritten = !updater.turn_ended() && Box::pin(finish(&updater, result, &cancel)).await;
     drop(guard);
     if unwritten {
         let task_id = updater.task_id().to_owned();

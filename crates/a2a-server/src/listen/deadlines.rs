@@ -64,7 +64,7 @@ impl http_body::Body for DeadlineBody {
 struct BodyTimedOut;
 
 /// The HTTP/2 connection preface, which version detection waits for whole.
-const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+pub(super) const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 const PREFACE_LEN: usize = PREFACE.len();
 
 type Timer = std::pin::Pin<Box<tokio::time::Sleep>>;

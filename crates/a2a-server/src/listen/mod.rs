@@ -20,29 +20,25 @@
 //!   `503 Service Unavailable` and `Retry-After`, and closed; beyond
 //!   [`ConnectionLimits::max_in_flight`] requests being handled, a new request is answered
 //!   the same way (its connection stays open).
-//! - Each request carries its connection's [`PeerAddr`] (per-caller bounds key on it).
+//! - Each request carries its connection's [`PeerAddr`](crate::limits::PeerAddr) (per-caller bounds key on it).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use axum::Router;
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
-use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
-use tower::ServiceExt;
 
-use crate::limits::PeerAddr;
-
+mod connection;
 mod deadlines;
 mod refuse;
+mod sniff;
 mod tls;
 
+use connection::{Accepted, Builders};
 pub(crate) use deadlines::DeadlineBody;
-use deadlines::Deadlines;
 use refuse::{REFUSAL_BUDGET, REFUSALS_AT_ONCE, refuse};
 pub use tls::Tls;
 
@@ -140,19 +136,7 @@ pub(crate) async fn serve_connections(
     limits: ConnectionLimits,
     tls: Option<Tls>,
 ) -> std::io::Result<()> {
-    let mut builder = auto::Builder::new(TokioExecutor::new());
-    builder
-        .http1()
-        .timer(TokioTimer::new())
-        .header_read_timeout(limits.header_read_timeout)
-        .max_buf_size(limits.max_header_bytes.max(8192));
-    builder
-        .http2()
-        .timer(TokioTimer::new())
-        .keep_alive_interval(Some(limits.http2_keep_alive_interval))
-        .keep_alive_timeout(limits.http2_keep_alive_interval)
-        .max_header_list_size(u32::try_from(limits.max_header_bytes.max(8192)).unwrap_or(u32::MAX));
-    let builder = Arc::new(builder);
+    let builders = Arc::new(Builders::new(&limits));
     let app = match limits.max_in_flight {
         Some(n) => app.layer(axum::middleware::from_fn_with_state(
             Arc::new(Semaphore::new(n)),
@@ -205,77 +189,28 @@ pub(crate) async fn serve_connections(
             // Refusals are answered a few at a time, each within a short budget; beyond
             // that a connection is closed unanswered (the limit protects descriptors).
             if let Ok(slot) = refusing.clone().try_acquire_owned() {
-                let (tls, builder) = (tls.clone(), builder.clone());
+                let (tls, builders) = (tls.clone(), builders.clone());
                 let budget = limits.header_read_timeout.min(REFUSAL_BUDGET);
                 tokio::spawn(async move {
                     let _slot = slot;
-                    let _ = tokio::time::timeout(budget, refuse(tcp, tls, &builder)).await;
+                    let _ = tokio::time::timeout(budget, refuse(tcp, tls, &builders.detect)).await;
                 });
             }
             continue;
         };
-        let secure = tls.is_some();
-        let service = TowerToHyperService::new(app.clone().map_request(
-            move |mut req: axum::http::Request<hyper::body::Incoming>| {
-                req.extensions_mut().insert(PeerAddr(peer));
-                if secure {
-                    // Cards name the scheme clients used; over TLS it is https, whatever a
-                    // client claims.
-                    req.headers_mut().insert(
-                        "x-forwarded-proto",
-                        axum::http::HeaderValue::from_static("https"),
-                    );
-                }
-                req
-            },
-        ));
+        let accepted = Accepted {
+            tcp,
+            peer,
+            app: app.clone(),
+            builders: builders.clone(),
+            watcher: graceful.watcher(),
+            first_bytes: limits.header_read_timeout,
+            write_timeout: limits.write_timeout,
+        };
         let tls = tls.clone();
-        let builder = builder.clone();
-        let watcher = graceful.watcher();
-        let first_byte = limits.header_read_timeout;
-        let write_timeout = limits.write_timeout;
         tokio::spawn(async move {
             let _permit = permit;
-            // Version detection (HTTP/1.1 or HTTP/2) waits for bytes with no deadline of its
-            // own: a connection that sends nothing is closed here.
-            let mut first = [0u8; 1];
-            match tokio::time::timeout(first_byte, tcp.peek(&mut first)).await {
-                Ok(Ok(n)) if n > 0 => {}
-                Ok(_) => return,
-                Err(_) => {
-                    crate::metrics::global().connection_refused("idle");
-                    return;
-                }
-            }
-            let started = tokio::time::Instant::now();
-            let result = match tls {
-                None => {
-                    let io = Deadlines::new(tcp)
-                        .write_within(write_timeout)
-                        .preface_by(started + first_byte);
-                    let conn = builder.serve_connection_with_upgrades(TokioIo::new(io), service);
-                    watcher.watch(conn.into_owned()).await
-                }
-                Some(tls) => {
-                    // Writes are timed under TLS (its records are what waits); the preface is
-                    // read above it.
-                    let io = Deadlines::new(tcp).write_within(write_timeout);
-                    let handshake = tokio::time::timeout(first_byte, tls.0.accept(io)).await;
-                    let Ok(Ok(stream)) = handshake else {
-                        crate::metrics::global().connection_refused("tls_handshake");
-                        return;
-                    };
-                    // The application bytes get their own clock: the handshake took some.
-                    let stream =
-                        Deadlines::new(stream).preface_by(tokio::time::Instant::now() + first_byte);
-                    let conn =
-                        builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
-                    watcher.watch(conn.into_owned()).await
-                }
-            };
-            if let Err(e) = result {
-                tracing::trace!(error = %e, "connection ended with an error");
-            }
+            accepted.serve(tls).await;
         });
     }
     drop(listener);

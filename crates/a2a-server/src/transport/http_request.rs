@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use a2a_types::{A2aError, ProtocolVersion};
 use axum::body::{Body, Bytes};
-use axum::http::{HeaderMap, HeaderName, StatusCode, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 
 use a2a_runtime::{Binding, CallContext};
 
@@ -67,11 +67,32 @@ pub(crate) fn call_context(
         call.last_event_id = last_event_id(&headers);
     }
     call.extensions = extensions;
-    call.headers = headers;
+    call.headers = owned(headers);
     call.binding = Some(binding);
     call.peer = peer;
     call.principal = principal;
     Arc::new(call)
+}
+
+/// `headers` with each value copied out of the connection's read buffer. The values hyper
+/// parses share that buffer (8 KiB), so a context holding them would keep it allocated for
+/// as long as the context lives: through the whole of a stream, or of a task that runs on
+/// after its client left, while hyper reads the connection into a buffer of its own. (Names
+/// are already owned.)
+fn owned(headers: HeaderMap) -> HeaderMap {
+    let mut copy = HeaderMap::with_capacity(headers.len());
+    let mut name = None;
+    for (next, value) in headers {
+        // A name comes with its first value only.
+        if next.is_some() {
+            name = next;
+        }
+        let Some(name) = &name else { continue };
+        let mut fresh = HeaderValue::from_bytes(value.as_bytes()).unwrap_or(value.clone());
+        fresh.set_sensitive(value.is_sensitive());
+        copy.append(name.clone(), fresh);
+    }
+    copy
 }
 
 /// The request's media type when it is not JSON (`application/json`, `application/*+json`,

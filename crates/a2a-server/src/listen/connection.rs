@@ -1,0 +1,177 @@
+//! One accepted connection: its protocol told (see `sniff.rs`), its TLS handshake made, and
+//! served until it ends or the server drains.
+//!
+//! A connection's task holds its state for as long as it is open (10 000 SSE streams: 10 000
+//! tasks), and a future is as large as the largest state it can be in: the common case, a
+//! plaintext HTTP/1.1 connection, is served inline by hyper's HTTP/1 connection alone, while
+//! HTTP/2 and TLS (larger states, for fewer connections) are boxed.
+
+use std::time::Duration;
+
+use axum::Router;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
+use hyper_util::server::graceful::Watcher;
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpStream;
+use tower::ServiceExt;
+
+use super::ConnectionLimits;
+use super::deadlines::Deadlines;
+use super::sniff::{self, Protocol};
+use super::tls::Tls;
+use crate::limits::PeerAddr;
+
+/// The connection builders, configured alike: one that tells the version itself (TLS
+/// without ALPN, refusals) and one for each version, when it is known.
+#[derive(Debug)]
+pub(super) struct Builders {
+    pub(super) detect: auto::Builder<TokioExecutor>,
+    http1: hyper::server::conn::http1::Builder,
+    http2: auto::Builder<TokioExecutor>,
+}
+
+impl Builders {
+    pub(super) fn new(limits: &ConnectionLimits) -> Self {
+        let max_head = limits.max_header_bytes.max(8192);
+        let mut detect = auto::Builder::new(TokioExecutor::new());
+        detect
+            .http1()
+            .timer(TokioTimer::new())
+            .header_read_timeout(limits.header_read_timeout)
+            .max_buf_size(max_head);
+        detect
+            .http2()
+            .timer(TokioTimer::new())
+            .keep_alive_interval(Some(limits.http2_keep_alive_interval))
+            .keep_alive_timeout(limits.http2_keep_alive_interval)
+            .max_header_list_size(u32::try_from(max_head).unwrap_or(u32::MAX));
+        let mut http1 = hyper::server::conn::http1::Builder::new();
+        http1
+            .timer(TokioTimer::new())
+            .header_read_timeout(limits.header_read_timeout)
+            .max_buf_size(max_head);
+        Self {
+            http2: detect.clone().http2_only(),
+            http1,
+            detect,
+        }
+    }
+}
+
+/// A connection the accept loop took, with what serving it needs.
+pub(super) struct Accepted {
+    pub(super) tcp: TcpStream,
+    pub(super) peer: std::net::SocketAddr,
+    pub(super) app: Router,
+    pub(super) builders: std::sync::Arc<Builders>,
+    pub(super) watcher: Watcher,
+    /// Time for the first bytes (and the TLS handshake).
+    pub(super) first_bytes: Duration,
+    pub(super) write_timeout: Duration,
+}
+
+type ConnError = Box<dyn std::error::Error + Send + Sync>;
+
+impl Accepted {
+    /// Serves the connection, plaintext or over `tls`, until it ends.
+    pub(super) async fn serve(self, tls: Option<Tls>) {
+        let result = match tls {
+            None => self.serve_plain().await,
+            Some(tls) => Box::pin(self.serve_tls(tls)).await,
+        };
+        if let Err(e) = result {
+            tracing::trace!(error = %e, "connection ended with an error");
+        }
+    }
+
+    async fn serve_plain(self) -> Result<(), ConnError> {
+        // Version detection has no deadline of its own: a connection that sends nothing, or
+        // only part of the HTTP/2 preface, is closed here.
+        let deadline = tokio::time::Instant::now() + self.first_bytes;
+        let Some(protocol) = sniff::protocol(&self.tcp, deadline).await else {
+            crate::metrics::global().connection_refused("idle");
+            return Ok(());
+        };
+        let io = TokioIo::new(Deadlines::new(self.tcp).write_within(self.write_timeout));
+        let service = service(self.app, self.peer, false);
+        match protocol {
+            Protocol::Http1 => {
+                let conn = self.builders.http1.serve_connection(io, service);
+                Ok(self.watcher.watch(conn).await?)
+            }
+            Protocol::Http2 => {
+                let conn = self.builders.http2.serve_connection(io, service);
+                Box::pin(self.watcher.watch(conn.into_owned())).await
+            }
+        }
+    }
+
+    async fn serve_tls(self, tls: Tls) -> Result<(), ConnError> {
+        let mut first = [0u8; 1];
+        match tokio::time::timeout(self.first_bytes, self.tcp.peek(&mut first)).await {
+            Ok(Ok(n)) if n > 0 => {}
+            Ok(_) => return Ok(()),
+            Err(_) => {
+                crate::metrics::global().connection_refused("idle");
+                return Ok(());
+            }
+        }
+        // Writes are timed under TLS (its records are what waits); the preface is read
+        // above it.
+        let io = Deadlines::new(self.tcp).write_within(self.write_timeout);
+        let handshake = tokio::time::timeout(self.first_bytes, tls.0.accept(io)).await;
+        let Ok(Ok(stream)) = handshake else {
+            crate::metrics::global().connection_refused("tls_handshake");
+            return Ok(());
+        };
+        let protocol = sniff::negotiated(&stream);
+        let service = service(self.app, self.peer, true);
+        if protocol == Some(Protocol::Http1) {
+            let conn = self
+                .builders
+                .http1
+                .serve_connection(TokioIo::new(stream), service);
+            return Ok(self.watcher.watch(conn).await?);
+        }
+        // The application bytes get their own clock: the handshake took some.
+        let stream =
+            Deadlines::new(stream).preface_by(tokio::time::Instant::now() + self.first_bytes);
+        let builder = match protocol {
+            Some(_) => &self.builders.http2,
+            None => &self.builders.detect,
+        };
+        let conn = builder.serve_connection(TokioIo::new(stream), service);
+        self.watcher.watch(conn.into_owned()).await
+    }
+}
+
+/// `app` as a hyper service for one connection: each request carries the connection's
+/// [`PeerAddr`], and, over TLS, `x-forwarded-proto: https` (cards name the scheme clients
+/// used; over TLS it is https, whatever a client claims).
+fn service(
+    app: Router,
+    peer: std::net::SocketAddr,
+    secure: bool,
+) -> TowerToHyperService<
+    tower::util::MapRequest<
+        Router,
+        impl FnMut(
+            axum::http::Request<hyper::body::Incoming>,
+        ) -> axum::http::Request<hyper::body::Incoming>
+        + Clone,
+    >,
+> {
+    TowerToHyperService::new(app.map_request(
+        move |mut req: axum::http::Request<hyper::body::Incoming>| {
+            req.extensions_mut().insert(PeerAddr(peer));
+            if secure {
+                req.headers_mut().insert(
+                    "x-forwarded-proto",
+                    axum::http::HeaderValue::from_static("https"),
+                );
+            }
+            req
+        },
+    ))
+}

@@ -36,6 +36,7 @@ pub fn keep_store(
             if let Err(e) = db.heartbeat().await {
                 tracing::warn!(error = %e, "task store heartbeat failed");
             }
+            db.refresh_peers(leases.expiry).await;
             fail_abandoned(&db, &handlers, leases.expiry).await;
             resume_push(&db, &handlers, leases.expiry).await;
             if let Some(idle) = retention.idle_interrupted {

@@ -24,10 +24,11 @@ pub struct RequestContext {
     pub context_id: String,
     /// The client's message (with `taskId` and `contextId` filled in).
     pub message: Message,
-    /// The task when the message continues one (its state before this message).
-    pub task: Option<Task>,
+    /// The task when the message continues one (its state before this message). Boxed, as
+    /// the configuration: an agent's future holds its context for as long as it runs.
+    pub task: Option<Box<Task>>,
     /// `SendMessageRequest.configuration`.
-    pub configuration: Option<SendMessageConfiguration>,
+    pub configuration: Option<Box<SendMessageConfiguration>>,
     /// `SendMessageRequest.metadata`.
     pub metadata: Option<Map<String, Value>>,
     /// Transport-level information.

@@ -106,6 +106,25 @@ impl SqlTaskStore {
         beat.map(drop)
     }
 
+    /// Whether another process has beaten within `expiry`, remembered for
+    /// [`TaskStore::may_have_peers`](a2a_runtime::store::TaskStore::may_have_peers) (on a
+    /// read error: assumed so). Called after each heartbeat, so a process that starts on the
+    /// same database is known within a heartbeat.
+    pub async fn refresh_peers(&self, expiry: Duration) -> bool {
+        let others = sqlx::query(
+            "SELECT COUNT(*) FROM a2a_instances WHERE instance_id <> $1 AND heartbeat_ms > $2",
+        )
+        .bind(&*self.instance)
+        .bind(now_ms() - millis(expiry))
+        .fetch_one(&self.pool)
+        .await
+        .and_then(|row| row.try_get::<i64, _>(0));
+        let peers = others.map_or(true, |n| n > 0);
+        self.peers
+            .store(peers, std::sync::atomic::Ordering::Relaxed);
+        peers
+    }
+
     /// Removes this process's heartbeat (on a clean shutdown, after its tasks ended).
     pub async fn retire(&self) -> Result<(), StoreError> {
         sqlx::query("DELETE FROM a2a_instances WHERE instance_id = $1")

@@ -234,8 +234,8 @@ impl TaskRuntime {
             task_id: req.task_id,
             context_id: req.context_id,
             message: req.message,
-            task: req.existing,
-            configuration: req.configuration,
+            task: req.existing.map(Box::new),
+            configuration: req.configuration.map(Box::new),
             metadata: req.metadata,
             call: req.call,
             cancellation: CancellationToken::new(),
@@ -476,7 +476,7 @@ impl TaskRuntime {
             task_id: task_id.to_owned(),
             context_id: task.context_id.clone(),
             message,
-            task: Some(task),
+            task: Some(Box::new(task)),
             configuration: None,
             metadata: None,
             call: Arc::new(CallContext::new(a2a_types::ProtocolVersion::V1)),
@@ -715,7 +715,9 @@ async fn run_execution(
 ) {
     let started = std::time::Instant::now();
     let executor = runtime.shared.executor.clone();
-    let result = AssertUnwindSafe(executor.execute(*ctx, updater.clone()))
+    // Moved out by a function, so that the box is freed now, not when this future ends.
+    let ctx = unbox(ctx);
+    let result = AssertUnwindSafe(executor.execute(ctx, updater.clone()))
         .catch_unwind()
         .await;
     let outcome = match &result {
@@ -734,6 +736,10 @@ async fn run_execution(
         runtime.shared.bus.publish(&task_id, BusEvent::StoreFailed);
         tokio::spawn(fail_when_store_returns(runtime, task_id));
     }
+}
+
+fn unbox<T>(boxed: Box<T>) -> T {
+    *boxed
 }
 
 /// Fails a task whose turn could not be ended because its store was failing (the agent's

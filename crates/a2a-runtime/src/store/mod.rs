@@ -283,6 +283,14 @@ pub trait TaskStore: Send + Sync + 'static {
     fn lends_log(&self) -> bool {
         false
     }
+
+    /// False while no other process is known to write to this store. Streams read the log
+    /// now and then for such writes ([`RuntimeConfig::store_poll`](crate::RuntimeConfig::store_poll))
+    /// only while this holds; a store whose processes learn of each other late (a heartbeat)
+    /// may answer `false` for that long. Default: `true` (another process may write).
+    fn may_have_peers(&self) -> bool {
+        true
+    }
 }
 
 /// Applies one event to a snapshot. Shared by every store so that all of them project the

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use a2a_types::{A2aError, ProtocolVersion};
 use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
+use bytes::BytesMut;
 
 use a2a_runtime::{Binding, CallContext};
 
@@ -74,25 +75,28 @@ pub(crate) fn call_context(
     Arc::new(call)
 }
 
-/// `headers` with each value copied out of the connection's read buffer. The values hyper
+/// `headers` with their values copied out of the connection's read buffer. The values hyper
 /// parses share that buffer (8 KiB), so a context holding them would keep it allocated for
 /// as long as the context lives: through the whole of a stream, or of a task that runs on
-/// after its client left, while hyper reads the connection into a buffer of its own. (Names
-/// are already owned.)
-fn owned(headers: HeaderMap) -> HeaderMap {
-    let mut copy = HeaderMap::with_capacity(headers.len());
-    let mut name = None;
-    for (next, value) in headers {
-        // A name comes with its first value only.
-        if next.is_some() {
-            name = next;
-        }
-        let Some(name) = &name else { continue };
-        let mut fresh = HeaderValue::from_bytes(value.as_bytes()).unwrap_or(value.clone());
-        fresh.set_sensitive(value.is_sensitive());
-        copy.append(name.clone(), fresh);
+/// after its client left, while hyper reads the connection into a buffer of its own. One
+/// allocation holds every value; names are already owned.
+fn owned(mut headers: HeaderMap) -> HeaderMap {
+    let len = headers.values().map(HeaderValue::len).sum();
+    let mut copy = BytesMut::with_capacity(len);
+    for value in headers.values() {
+        copy.extend_from_slice(value.as_bytes());
     }
-    copy
+    let copy = copy.freeze();
+    let mut at = 0;
+    for value in headers.values_mut() {
+        let end = at + value.len();
+        if let Ok(mut fresh) = HeaderValue::from_maybe_shared(copy.slice(at..end)) {
+            fresh.set_sensitive(value.is_sensitive());
+            *value = fresh;
+        }
+        at = end;
+    }
+    headers
 }
 
 /// The request's media type when it is not JSON (`application/json`, `application/*+json`,
@@ -149,4 +153,38 @@ pub(crate) async fn read_body(
         };
         (StatusCode::BAD_REQUEST, err)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn owned_headers_keep_every_value_and_share_nothing_with_the_request() {
+        // Values sliced out of one buffer, as hyper parses them.
+        let buffer = Bytes::from_static(b"text/plainBearer secretfirstsecond");
+        let slice =
+            |a: usize, b: usize| HeaderValue::from_maybe_shared(buffer.slice(a..b)).unwrap();
+        let mut headers = HeaderMap::new();
+        headers.insert(header::CONTENT_TYPE, slice(0, 10));
+        let mut auth = slice(10, 23);
+        auth.set_sensitive(true);
+        headers.insert(header::AUTHORIZATION, auth);
+        headers.append("x-many", slice(23, 28));
+        headers.append("x-many", slice(28, 34));
+
+        let copy = owned(headers.clone());
+        assert_eq!(copy, headers);
+        assert!(copy[header::AUTHORIZATION].is_sensitive());
+        assert!(!copy[header::CONTENT_TYPE].is_sensitive());
+        let many: Vec<_> = copy.get_all("x-many").iter().collect();
+        assert_eq!(many, ["first", "second"]);
+        let inside = buffer.as_ptr_range();
+        for value in copy.values() {
+            assert!(
+                !inside.contains(&value.as_bytes().as_ptr()),
+                "{value:?} still points into the request buffer"
+            );
+        }
+    }
 }

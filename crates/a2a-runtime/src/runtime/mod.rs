@@ -559,14 +559,20 @@ impl TaskRuntime {
     pub fn follow_from(&self, task_id: &str, after_seq: u64) -> TaskEventStream {
         let sh = &self.shared;
         let sub = sh.bus.subscribe(task_id);
-        TaskEventStream::new(
+        let stream = TaskEventStream::new(
             task_id.to_owned(),
             sh.store.clone(),
             sub,
             after_seq,
             ClosePolicy::TERMINAL_ONLY,
-        )
-        .with_poll(sh.config.store_poll)
+        );
+        // With a durable store the log may be ahead of `after_seq` (written before this
+        // subscription, or by another process): read it once rather than wait for a poll,
+        // which a store alone on its database skips.
+        match sh.config.store_poll {
+            Some(_) => stream.with_poll(sh.config.store_poll).catching_up_first(),
+            None => stream,
+        }
     }
 
     /// Follows an existing task: the current snapshot first (or, with `after_seq`, the

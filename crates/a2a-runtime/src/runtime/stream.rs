@@ -97,6 +97,8 @@ pub struct TaskEventStream {
     policy: ClosePolicy,
     /// Read the log at this interval while the bus is quiet (a store shared by processes).
     poll: Option<std::time::Duration>,
+    /// Read the log once before waiting (the caller does not know whether it is behind).
+    catch_up_first: bool,
     done: bool,
     _open: crate::metrics::GaugeHold,
     /// The caller's stream slot, given back with the stream.
@@ -121,6 +123,7 @@ impl TaskEventStream {
             backlog: VecDeque::new(),
             policy,
             poll: None,
+            catch_up_first: false,
             done: false,
             _open: crate::metrics::global().stream_opened(),
             _guard: None,
@@ -151,6 +154,14 @@ impl TaskEventStream {
     }
 
     /// Replays these records before live events.
+    /// Reads the log after the cursor before waiting for live events: for a stream that
+    /// starts at a position of the caller's, which the log may have passed already (events
+    /// published before it subscribed are not on the bus).
+    pub(crate) fn catching_up_first(mut self) -> Self {
+        self.catch_up_first = true;
+        self
+    }
+
     pub(crate) fn with_backlog(mut self, records: Vec<Arc<TaskEventRecord>>) -> Self {
         self.backlog.extend(records);
         self
@@ -198,6 +209,12 @@ impl TaskEventStream {
         if let Some(first) = self.first.take() {
             self.done = first.is_final;
             return Some(Ok(first));
+        }
+        if std::mem::take(&mut self.catch_up_first)
+            && let Err(e) = self.catch_up().await
+        {
+            self.done = true;
+            return Some(Err(e));
         }
         loop {
             while let Some(r) = self.backlog.pop_front() {

@@ -11,10 +11,13 @@ pub struct Ticker;
 impl AgentExecutor for Ticker {
     async fn execute(&self, ctx: RequestContext, task: TaskUpdater) -> Result<(), AgentError> {
         task.start_work(None).await?;
+        let mut count = task.artifact_writer("count"); // one artifact, sent in chunks
         for n in (1..=3).rev() {
             ctx.unless_canceled(tokio::time::sleep(TICK)).await?; // canceled: stop here
-            task.append_artifact(Artifact::text("count", n.to_string()), n == 1)
-                .await?;
+            match n {
+                1 => count.last_text("1").await?, // the last chunk closes the artifact
+                n => count.append_text(format!("{n}\n")).await?,
+            }
         }
         Ok(task.complete(None).await?)
     }

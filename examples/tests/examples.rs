@@ -62,12 +62,15 @@ async fn countdown_streams_every_chunk_and_completes() -> anyhow::Result<()> {
             chunks.push(a.artifact.text_content());
         }
     }
-    assert_eq!(chunks, ["3", "2", "1"]);
+    assert_eq!(chunks, ["3\n", "2\n", "1"]);
     let outcome = client.run(request("go")).await?;
     let Outcome::Completed(task) = outcome else {
         anyhow::bail!("expected completed, got {outcome:?}");
     };
-    assert_eq!(task.artifacts_text(), "3\n2\n1");
+    // The chunks of one artifact, in order, not an artifact per number.
+    assert_eq!(task.artifacts.len(), 1, "artifacts: {:?}", task.artifacts);
+    assert_eq!(task.artifacts[0].name.as_deref(), Some("count"));
+    assert_eq!(task.artifacts[0].text_content(), "3\n2\n1");
     server.shutdown().await?;
     Ok(())
 }

@@ -54,7 +54,7 @@ pub use runtime::{
     StreamPayload, TaskEventStream, TaskRuntime, store_failure, task_not_created, terminal_task,
 };
 pub use store::{InMemoryTaskStore, InMemoryTaskStoreConfig, TaskStore};
-pub use updater::{TaskUpdater, Turn, Update, UpdaterError};
+pub use updater::{ArtifactWriter, TaskUpdater, Turn, Update, UpdaterError};
 
 pub use a2a_types as types;
 /// The attribute agents implement [`AgentExecutor`] with.

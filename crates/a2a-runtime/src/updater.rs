@@ -215,6 +215,28 @@ impl TaskUpdater {
         Box::pin(self.write(TaskEvent::Artifact(event)))
     }
 
+    /// An artifact to send in chunks: each chunk extends the same artifact (its id is made
+    /// once, here), and the last one closes it, as the protocol's `append` and `lastChunk`
+    /// intend. For a whole artifact at once, use [`add_artifact`](Self::add_artifact).
+    ///
+    /// ```no_run
+    /// # async fn run(task: a2a_runtime::TaskUpdater) -> Result<(), a2a_runtime::UpdaterError> {
+    /// let mut answer = task.artifact_writer("answer");
+    /// for token in ["Hel", "lo"] {
+    ///     answer.append_text(token).await?;
+    /// }
+    /// answer.last_text("!").await?; // one artifact, "Hello!"
+    /// # Ok(()) }
+    /// ```
+    pub fn artifact_writer(&self, name: impl Into<String>) -> ArtifactWriter {
+        ArtifactWriter {
+            updater: self.clone(),
+            artifact_id: a2a_types::new_id(),
+            name: Some(name.into()),
+            started: false,
+        }
+    }
+
     /// Answers with a direct message instead of a task. Only possible before the task
     /// exists (the first thing the agent does for a new message); ends the turn.
     pub async fn reply(&self, message: Message) -> Result<(), UpdaterError> {
@@ -378,5 +400,51 @@ impl TaskUpdater {
         }
         self.inner.turn_changed.notify_one();
         Ok(())
+    }
+}
+
+/// One artifact sent in chunks, from [`TaskUpdater::artifact_writer`]: the first chunk
+/// creates the artifact (with its name), every later one is appended to it, and
+/// [`last`](Self::last) sends the chunk that closes it (nothing can be appended after that).
+#[derive(Debug)]
+pub struct ArtifactWriter {
+    updater: TaskUpdater,
+    artifact_id: String,
+    name: Option<String>,
+    started: bool,
+}
+
+impl ArtifactWriter {
+    /// The artifact's id.
+    pub fn artifact_id(&self) -> &str {
+        &self.artifact_id
+    }
+
+    /// Sends `parts` as the next chunk.
+    pub fn append(&mut self, parts: Vec<Part>) -> Update<'_> {
+        self.chunk(parts, false)
+    }
+
+    /// Sends `text` as the next chunk.
+    pub fn append_text(&mut self, text: impl Into<String>) -> Update<'_> {
+        self.chunk(vec![Part::text(text)], false)
+    }
+
+    /// Sends `parts` as the last chunk, closing the artifact.
+    pub fn last(&mut self, parts: Vec<Part>) -> Update<'_> {
+        self.chunk(parts, true)
+    }
+
+    /// Sends `text` as the last chunk, closing the artifact.
+    pub fn last_text(&mut self, text: impl Into<String>) -> Update<'_> {
+        self.chunk(vec![Part::text(text)], true)
+    }
+
+    fn chunk(&mut self, parts: Vec<Part>, last: bool) -> Update<'_> {
+        let mut artifact = Artifact::new(self.artifact_id.clone(), parts);
+        // The name travels with the chunk that creates the artifact.
+        artifact.name = self.name.take();
+        let append = std::mem::replace(&mut self.started, true);
+        self.updater.artifact_chunk(artifact, append, last)
     }
 }

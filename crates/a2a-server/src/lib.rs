@@ -32,10 +32,10 @@ pub use a2a_runtime::store;
 #[cfg(feature = "test-util")]
 pub use a2a_runtime::task_store_conformance;
 pub use a2a_runtime::{
-    AgentError, AgentExecutor, Binding, CallContext, CancelContext, Canceled, EventBus,
-    InMemoryTaskStore, InMemoryTaskStoreConfig, InProcessBus, Principal, Recovery, RequestContext,
-    RuntimeConfig, StreamItem, StreamPayload, TaskEventStream, TaskRuntime, TaskStore, TaskUpdater,
-    Update, UpdaterError,
+    AgentError, AgentExecutor, ArtifactWriter, Binding, CallContext, CancelContext, Canceled,
+    EventBus, InMemoryTaskStore, InMemoryTaskStoreConfig, InProcessBus, Principal, Recovery,
+    RequestContext, RuntimeConfig, StreamItem, StreamPayload, TaskEventStream, TaskRuntime,
+    TaskStore, TaskUpdater, Update, UpdaterError,
 };
 pub use handler::{DEFAULT_PAGE_SIZE, HandlerConfig, RequestHandler, SendAnswer, TaskAnswer};
 pub use limits::{CallerKeying, CallerRate, CallerStreams, PeerAddr};

@@ -45,14 +45,14 @@ impl AgentExecutor for MultiAgent {
         updater
             .add_artifact(Artifact::text("summary", "Three artifacts follow."))
             .await?;
-        let story_id = a2a_types::new_id();
         let chunks = ["Once ", "upon ", "a time."];
+        let mut story = updater.artifact_writer("story");
         for (i, chunk) in chunks.iter().enumerate() {
-            let piece =
-                Artifact::new(story_id.clone(), vec![Part::text(*chunk)]).with_name("story");
-            updater
-                .artifact_chunk(piece, i > 0, i == chunks.len() - 1)
-                .await?;
+            if i + 1 == chunks.len() {
+                story.last_text(*chunk).await?;
+            } else {
+                story.append_text(*chunk).await?;
+            }
         }
         let data = Part::data(json!({"artifacts": 3, "chunks": chunks.len()}))
             .with_media_type("application/json");

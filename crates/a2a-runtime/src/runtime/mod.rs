@@ -744,6 +744,7 @@ async fn run_execution(
     }
 }
 
+#[allow(clippy::boxed_local)] // taking the box is the point: it is freed here
 fn unbox<T>(boxed: Box<T>) -> T {
     *boxed
 }

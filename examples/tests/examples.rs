@@ -96,7 +96,7 @@ async fn countdown_stops_when_canceled() -> anyhow::Result<()> {
     within("the canceled execution to end", runtime.stopped()).await?;
     let task = client.get_task(&task_id, None).await?;
     assert_eq!(task.status.state, TaskState::Canceled);
-    assert_eq!(task.artifacts_text(), "3", "nothing after the cancel");
+    assert_eq!(task.artifacts_text(), "3\n", "nothing after the cancel");
     server.shutdown().await?;
     Ok(())
 }

@@ -12,12 +12,9 @@ impl AgentExecutor for Ticker {
     async fn execute(&self, ctx: RequestContext, task: TaskUpdater) -> Result<(), AgentError> {
         task.start_work(None).await?;
         let mut count = task.artifact_writer("count"); // one artifact, sent in chunks
-        for n in (1..=3).rev() {
+        for (i, text) in ["3\n", "2\n", "1"].into_iter().enumerate() {
             ctx.unless_canceled(tokio::time::sleep(TICK)).await?; // canceled: stop here
-            match n {
-                1 => count.last_text("1").await?, // the last chunk closes the artifact
-                n => count.append_text(format!("{n}\n")).await?,
-            }
+            count.chunk_text(text, i == 2).await?; // the last chunk closes the artifact
         }
         Ok(task.complete(None).await?)
     }

@@ -1,10 +1,12 @@
-//! Whether the tests that need PostgreSQL (`a2a_postgres`: `A2A_TEST_POSTGRES_URL` is set) or
-//! root (`a2a_root`: the fault suite mounts a small filesystem) can run here: then they are
+//! Whether the tests that need PostgreSQL (`a2a_postgres`: `A2A_TEST_POSTGRES_URL` is set),
+//! its server programs (`a2a_initdb`: the fault suite runs a private cluster) or root
+//! (`a2a_root`: the fault suite mounts a small filesystem) can run here: then they are
 //! built as tests, and also under `CI=true`, where what they need missing must fail them;
 //! else they are built ignored, so that cargo's summary counts them as ignored, not passed.
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(a2a_postgres)");
     println!("cargo::rustc-check-cfg=cfg(a2a_root)");
+    println!("cargo::rustc-check-cfg=cfg(a2a_initdb)");
     println!("cargo::rerun-if-env-changed=A2A_TEST_POSTGRES_URL");
     println!("cargo::rerun-if-env-changed=CI");
     let ci = std::env::var("CI").as_deref() == Ok("true");
@@ -18,4 +20,25 @@ fn main() {
     if ci || root {
         println!("cargo::rustc-cfg=a2a_root");
     }
+    if ci || initdb_here() {
+        println!("cargo::rustc-cfg=a2a_initdb");
+    }
+}
+
+/// Whether PostgreSQL's server programs are installed (the fault suite runs a private
+/// cluster with them): `pg_config --bindir`, else Debian's layout.
+fn initdb_here() -> bool {
+    let from_pg_config = std::process::Command::new("pg_config")
+        .arg("--bindir")
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .is_some_and(|o| {
+            std::path::Path::new(String::from_utf8_lossy(&o.stdout).trim())
+                .join("initdb")
+                .exists()
+        });
+    from_pg_config
+        || std::fs::read_dir("/usr/lib/postgresql")
+            .is_ok_and(|dirs| dirs.flatten().any(|d| d.path().join("bin/initdb").exists()))
 }

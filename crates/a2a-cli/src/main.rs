@@ -36,16 +36,27 @@ struct Cli {
         global = true,
         value_enum,
         default_value = "text",
-        env = "A2A_LOG_FORMAT"
+        env = "A2A_LOG_FORMAT",
+        help_heading = "Telemetry and logging"
     )]
     log_format: LogFormat,
     /// Export traces over OTLP to this collector (base URL, like `http://localhost:4318`;
     /// for gRPC `http://localhost:4317`). The standard `OTEL_EXPORTER_OTLP_ENDPOINT` and
     /// other `OTEL_*` variables work too.
-    #[arg(long, global = true, value_name = "URL")]
+    #[arg(
+        long,
+        global = true,
+        value_name = "URL",
+        help_heading = "Telemetry and logging"
+    )]
     otlp_endpoint: Option<String>,
     /// OTLP protocol [default: `OTEL_EXPORTER_OTLP_PROTOCOL`, else http/protobuf].
-    #[arg(long, global = true, value_enum)]
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        help_heading = "Telemetry and logging"
+    )]
     otlp_protocol: Option<OtlpProtocolArg>,
 }
 
@@ -69,7 +80,8 @@ enum OtlpProtocolArg {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Host the built-in demo agents (or one of them at the root).
+    /// Host agents: the built-in demo agents, one of them at the root (--agent), or your
+    /// own from a config file (--config).
     Serve(Box<commands::serve::ServeArgs>),
     /// Show an agent's card.
     Card(commands::client::CardArgs),

@@ -21,6 +21,14 @@ pub(crate) fn json_pretty(v: &impl serde::Serialize) {
     }
 }
 
+/// `1 artifact`, `3 artifacts`.
+pub(crate) fn count(n: usize, noun: &str) -> String {
+    match n {
+        1 => format!("1 {noun}"),
+        n => format!("{n} {noun}s"),
+    }
+}
+
 fn state_name(state: a2a_types::TaskState) -> &'static str {
     state.as_str().trim_start_matches("TASK_STATE_")
 }

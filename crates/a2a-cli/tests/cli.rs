@@ -90,11 +90,31 @@ fn chat_keeps_the_conversation() {
     let out = stdout(&o);
     assert!(o.status.success(), "{out}");
     assert!(out.contains("agent: What should I echo back?"), "{out}");
+    // Piped, each turn is on lines of its own, and the second one answers the pending task.
+    assert!(out.contains("\nyou: hello\n"), "{out}");
     assert!(
-        out.contains("answer> "),
+        out.contains("\nanswer: my answer\n"),
         "the second line answers the pending task: {out}"
     );
+    assert!(
+        !out.contains("you> "),
+        "no prompts when input is piped: {out}"
+    );
     assert!(out.contains("You said: my answer"), "{out}");
+}
+
+#[test]
+fn chat_input_that_ends_while_the_agent_waits_is_not_success() {
+    let s = serve(&[]);
+    let o = chat(&format!("{}/a2a/multi", s.base), b"hello\n");
+    let out = stdout(&o);
+    assert!(out.contains("agent: What should I echo back?"), "{out}");
+    assert_eq!(o.status.code(), Some(3), "{out}");
+    let err = stderr(&o);
+    assert!(
+        err.contains("input ended while the agent waits for an answer"),
+        "{err}"
+    );
 }
 
 #[test]

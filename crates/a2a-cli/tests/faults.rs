@@ -55,8 +55,8 @@ fn time_to_serve(replica: &Replica, within: Duration) -> f64 {
 /// Two replicas on a private PostgreSQL, which is stopped (`pg_ctl stop -m fast`) and
 /// started again under load, `pick(1, 3)` times: each replica serves again by itself.
 #[cfg_attr(
-    not(a2a_postgres),
-    ignore = "needs PostgreSQL (its initdb and pg_ctl): set A2A_TEST_POSTGRES_URL"
+    not(a2a_initdb),
+    ignore = "needs PostgreSQL's server programs (initdb, pg_ctl): install its server package"
 )]
 #[test]
 fn postgres_restart_is_survived_without_a_restart() {
@@ -110,8 +110,8 @@ fn postgres_restart_is_survived_without_a_restart() {
 /// Two replicas reach a private PostgreSQL through a proxy that cuts every connection (and
 /// refuses new ones for a while) under load: each replica serves again by itself.
 #[cfg_attr(
-    not(a2a_postgres),
-    ignore = "needs PostgreSQL (its initdb and pg_ctl): set A2A_TEST_POSTGRES_URL"
+    not(a2a_initdb),
+    ignore = "needs PostgreSQL's server programs (initdb, pg_ctl): install its server package"
 )]
 #[test]
 fn cut_database_connections_are_replaced() {
@@ -166,8 +166,8 @@ fn cut_database_connections_are_replaced() {
 /// (failed, or re-run by the agent that allows it) within the lease expiry: none is left
 /// WORKING.
 #[cfg_attr(
-    not(a2a_postgres),
-    ignore = "needs PostgreSQL (its initdb and pg_ctl): set A2A_TEST_POSTGRES_URL"
+    not(a2a_initdb),
+    ignore = "needs PostgreSQL's server programs (initdb, pg_ctl): install its server package"
 )]
 #[test]
 fn killed_replicas_leave_no_task_working() {

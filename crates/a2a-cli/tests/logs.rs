@@ -13,7 +13,7 @@ fn debug_logs_name_each_request_and_transition() {
         &["--agent", "echo", "--store", "memory"],
         "a2a_server=debug,a2a_runtime=debug",
     );
-    let o = a2a(&["send", &s.base, "task: logged", "--json"]);
+    let o = a2a(&["send", &s.base, "task: logged", "--json", "--blocking"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let task = v["task"]["id"].as_str().unwrap().to_owned();
     let wait = Duration::from_secs(10);
@@ -21,9 +21,12 @@ fn debug_logs_name_each_request_and_transition() {
         wait_for_line(&log, &["task state", &task, "TASK_STATE_COMPLETED"], wait).is_some(),
         "no transition line for {task}"
     );
+    let line = wait_for_line(&log, &["request", "SendMessage", &task, "ok"], wait)
+        .unwrap_or_else(|| panic!("no request line for {task}"));
+    // Its stderr is a pipe, not a terminal: no colour codes.
     assert!(
-        wait_for_line(&log, &["request", "SendMessage", &task, "ok"], wait).is_some(),
-        "no request line for {task}"
+        !line.contains('\x1b'),
+        "colour codes in a piped log: {line:?}"
     );
     let o = a2a(&["list", &s.base]);
     assert!(o.status.success());
@@ -47,7 +50,7 @@ fn json_log_lines_are_objects() {
         ],
         "a2a_server=debug,a2a_runtime=debug",
     );
-    let o = a2a(&["send", &s.base, "task: as json"]);
+    let o = a2a(&["send", &s.base, "task: as json", "--blocking"]);
     assert!(o.status.success());
     let line = wait_for_line(&log, &["\"request\""], Duration::from_secs(10)).unwrap();
     let v: serde_json::Value = serde_json::from_str(&line).unwrap();

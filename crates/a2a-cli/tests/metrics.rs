@@ -74,7 +74,9 @@ fn metrics_parse_and_move_with_traffic() {
     let s = serve(&["--store", "memory"]);
     let echo = format!("{}/a2a/echo", s.base);
     let before = scrape(&s.base);
+    // Agents are labelled by their id (as in their URL), not by their card's display name.
     let send_ok = [
+        ("agent", "echo"),
         ("method", "SendMessage"),
         ("binding", "jsonrpc"),
         ("outcome", "ok"),
@@ -82,10 +84,17 @@ fn metrics_parse_and_move_with_traffic() {
     assert_eq!(value(&before, "a2a_requests_total", &send_ok), 0.0);
 
     for i in 0..3 {
-        let o = a2a(&["send", &echo, &format!("task: {i}")]);
+        let o = a2a(&["send", &echo, &format!("task: {i}"), "--blocking"]);
         assert!(o.status.success(), "{}", stderr(&o));
     }
-    let o = a2a(&["send", &echo, "task: rest", "--binding", "rest"]);
+    let o = a2a(&[
+        "send",
+        &echo,
+        "task: rest",
+        "--binding",
+        "rest",
+        "--blocking",
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let o = a2a(&["get", &echo, "no-such-task"]);
     assert!(!o.status.success());

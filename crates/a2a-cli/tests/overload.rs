@@ -109,7 +109,7 @@ fn requests_beyond_the_in_flight_bound_get_503_with_retry_after() {
     // A blocking send holds the one slot for as long as the task runs.
     let blocking = std::thread::spawn({
         let base = base.clone();
-        move || a2a(&["send", &base, "3"])
+        move || a2a(&["send", &base, "3", "--blocking"])
     });
     let client = reqwest::blocking::Client::new();
     let deadline = Instant::now() + Duration::from_secs(10);

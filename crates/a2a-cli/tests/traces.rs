@@ -204,7 +204,12 @@ fn a_conversation_across_two_agents_is_one_trace() {
 
     // The caller: the CLI, exporting its own span too.
     let out = std::process::Command::new(BIN)
-        .args(["send", &format!("{}/a2a/relay", a.base), "task: traced"])
+        .args([
+            "send",
+            &format!("{}/a2a/relay", a.base),
+            "task: traced",
+            "--blocking",
+        ])
         .args(["--json", "--otlp-endpoint", &collector])
         .env("OTEL_SERVICE_NAME", "caller")
         .output()

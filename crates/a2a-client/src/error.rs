@@ -6,14 +6,18 @@ use a2a_types::A2aError;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ClientError {
-    /// The connection failed, or reading the response did.
-    #[error("HTTP request to {url} failed")]
+    /// The connection failed, or reading the response did. Its text names the URL once and
+    /// the cause in words ("connection refused", "timed out", "TLS: …"), with a hint where
+    /// one helps; the HTTP stack's own error, whose text repeats the URL, is kept in `error`
+    /// rather than given as the source, so an error chain prints the cause once.
+    #[error("{url}: {cause}")]
     Http {
         /// The URL.
         url: String,
-        /// The cause (from the HTTP stack; its type is not part of this API).
-        #[source]
-        source: Box<dyn std::error::Error + Send + Sync>,
+        /// The cause, in words (see [`describe_http_error`]).
+        cause: String,
+        /// The HTTP stack's error (its type is not part of this API).
+        error: Box<dyn std::error::Error + Send + Sync>,
     },
     /// The server answered with an unexpected HTTP status.
     #[error("{url} answered HTTP {status}: {body}")]
@@ -112,10 +116,37 @@ impl ClientError {
         self
     }
 
-    pub(crate) fn http(url: &str, source: reqwest::Error) -> Self {
+    pub(crate) fn http(url: &str, error: reqwest::Error) -> Self {
         Self::Http {
             url: url.to_owned(),
-            source: Box::new(source),
+            cause: describe_http_error(&error),
+            error: Box::new(error),
+        }
+    }
+
+    /// A connection failure that was a time limit running out (of the connection, or of
+    /// the whole call).
+    pub fn is_timeout(&self) -> bool {
+        match self {
+            Self::Http { error, .. } => chain(&**error).any(|e| {
+                e.downcast_ref::<reqwest::Error>()
+                    .is_some_and(reqwest::Error::is_timeout)
+                    || e.downcast_ref::<std::io::Error>()
+                        .is_some_and(|io| io.kind() == std::io::ErrorKind::TimedOut)
+            }),
+            _ => false,
+        }
+    }
+
+    /// A connection failure before the request was sent (refused, unresolvable, TLS,
+    /// connection time limit): the agent did not get the request.
+    pub fn is_connect(&self) -> bool {
+        match self {
+            Self::Http { error, .. } => chain(&**error).any(|e| {
+                e.downcast_ref::<reqwest::Error>()
+                    .is_some_and(reqwest::Error::is_connect)
+            }),
+            _ => false,
         }
     }
 
@@ -127,5 +158,70 @@ impl ClientError {
             status,
             body,
         }
+    }
+}
+
+fn chain<'a>(
+    err: &'a (dyn std::error::Error + 'static),
+) -> impl Iterator<Item = &'a (dyn std::error::Error + 'static)> {
+    std::iter::successors(Some(err), |e| e.source())
+}
+
+/// What went wrong with an HTTP call, in words, without the URL (the caller names it once):
+/// `connection refused (nothing listens there: is the server running?)`, `timed out`, `cannot resolve the host
+/// name (…)`, `TLS: invalid peer certificate: UnknownIssuer`, `connection closed by the
+/// server`; else the innermost cause's own text.
+pub fn describe_http_error(err: &(dyn std::error::Error + 'static)) -> String {
+    use std::io::ErrorKind;
+    let innermost = chain(err).last().unwrap_or(err);
+    let root = innermost.to_string();
+    for e in chain(err) {
+        if let Some(io) = e.downcast_ref::<std::io::Error>() {
+            match io.kind() {
+                ErrorKind::ConnectionRefused => {
+                    return "connection refused (nothing listens there: is the server running?)"
+                        .into();
+                }
+                ErrorKind::TimedOut => return "timed out".into(),
+                ErrorKind::ConnectionReset => return "connection reset by the server".into(),
+                ErrorKind::ConnectionAborted | ErrorKind::UnexpectedEof => {
+                    return "connection closed by the server".into();
+                }
+                // rustls reports a failed handshake as invalid data carrying its own error.
+                ErrorKind::InvalidData if io.get_ref().is_some() => return format!("TLS: {root}"),
+                _ => {}
+            }
+        }
+    }
+    let text = |needle: &str| chain(err).any(|e| e.to_string().contains(needle));
+    if err
+        .downcast_ref::<reqwest::Error>()
+        .is_some_and(reqwest::Error::is_timeout)
+    {
+        return "timed out".into();
+    }
+    if text("dns error") {
+        return format!("cannot resolve the host name ({root})");
+    }
+    if text("invalid peer certificate") || text("tls handshake") {
+        return format!("TLS: {root}");
+    }
+    if text("connection closed before message completed") || text("IncompleteMessage") {
+        return "connection closed by the server before it answered".into();
+    }
+    // reqwest's own text repeats the URL: say only what lies under it.
+    let reqwest_level = err.downcast_ref::<reqwest::Error>().is_some();
+    if reqwest_level && innermost.downcast_ref::<reqwest::Error>().is_some() {
+        // No cause under it (a body that is not valid, a redirect loop, …).
+        return strip_url(&root);
+    }
+    root
+}
+
+/// reqwest's text without its ` for url (…)` part.
+fn strip_url(text: &str) -> String {
+    match text.find(" for url (") {
+        Some(i) => text[..i].to_owned(),
+        None => text.to_owned(),
     }
 }

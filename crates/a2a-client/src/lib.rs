@@ -40,7 +40,7 @@ pub mod transport;
 pub use card::{Binding, ProtocolVersion};
 pub use client::{A2aClient, ClientBuilder, fetch_card};
 pub use conversation::Conversation;
-pub use error::ClientError;
+pub use error::{ClientError, describe_http_error};
 pub use outcome::{
     Decision, FollowToEnd, Interrupted, Outcome, StopReason, Stopped, StreamListener,
     TaskAccumulator,

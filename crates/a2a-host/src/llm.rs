@@ -92,10 +92,13 @@ impl LlmAgent {
         if let Some(key) = &self.api_key {
             req = req.bearer_auth(key);
         }
-        let resp = req
-            .send()
-            .await
-            .map_err(|e| AgentError::from(format!("{url}: {e}")))?;
+        let unreachable = |e: reqwest::Error| {
+            AgentError::from(format!(
+                "the model server at {url}: {}",
+                a2a_client::describe_http_error(&e)
+            ))
+        };
+        let resp = req.send().await.map_err(&unreachable)?;
         let status = resp.status();
         if !status.is_success() {
             let text = resp.text().await.unwrap_or_default();
@@ -109,10 +112,7 @@ impl LlmAgent {
             )));
         }
         if !self.stream {
-            let v: Value = resp
-                .json()
-                .await
-                .map_err(|e| AgentError::from(format!("{url}: {e}")))?;
+            let v: Value = resp.json().await.map_err(&unreachable)?;
             let text = v["choices"][0]["message"]["content"]
                 .as_str()
                 .unwrap_or_default()
@@ -126,7 +126,7 @@ impl LlmAgent {
         let mut events = std::pin::pin!(a2a_client::sse::sse_stream(resp.bytes_stream()));
         let mut started = false;
         while let Some(event) = events.next().await {
-            let event = event.map_err(|e| AgentError::from(format!("{url}: {e}")))?;
+            let event = event.map_err(&unreachable)?;
             let data = event.data.trim();
             if data == "[DONE]" {
                 break;

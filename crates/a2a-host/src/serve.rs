@@ -448,7 +448,8 @@ impl HostBuilder {
             runtime_config.store_poll = poll;
         }
         let runtime = TaskRuntime::new(agent.executor.clone(), store, bus, runtime_config);
-        let mut handler = RequestHandler::new(runtime, agent.card.clone(), config);
+        let mut handler =
+            RequestHandler::new(runtime, agent.card.clone(), config).with_metrics_label(&agent.id);
         if let Some(extended) = &agent.extended_card {
             handler = handler.with_extended_card(extended.clone());
         }
@@ -615,6 +616,17 @@ impl BoundHost {
             && let Err(e) = db.retire().await
         {
             tracing::warn!(error = %e, "could not retire this process from the task store");
+        }
+        // SQLite: the write-ahead log goes into the database file, so that the file alone
+        // (what users copy as a backup) holds every task.
+        if let Some(db) = &db {
+            match db.checkpoint().await {
+                Ok(true) => {}
+                Ok(false) => tracing::warn!(
+                    "the task store's write-ahead log could not be emptied at shutdown (a reader held it); the database file and its -wal file belong together"
+                ),
+                Err(e) => tracing::warn!(error = %e, "could not checkpoint the task store"),
+            }
         }
         served.map_err(HostError::Serve)
     }

@@ -121,7 +121,7 @@ pub fn init(format: LogFormat, settings: &ExportSettings) -> Result<Telemetry, T
     // Colours only for a terminal: a log file or a collector gets plain text.
     let log_layer = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal());
+        .with_ansi(colour_wanted());
     let log_layer = match format {
         LogFormat::Text => log_layer.boxed(),
         LogFormat::Json => log_layer.json().boxed(),
@@ -163,4 +163,10 @@ pub fn command_span(command: &'static str) -> tracing::Span {
         parent,
         || tracing::info_span!(target: "a2a::cli", "a2a.cli", otel.name = command),
     )
+}
+
+/// Colour codes only on a terminal, and not when `NO_COLOR` is set to anything
+/// (<https://no-color.org>).
+fn colour_wanted() -> bool {
+    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }

@@ -1,6 +1,6 @@
 //! `llm` agents against an OpenAI-compatible server started by the test: tokens streamed as
 //! chunks, the conversation sent with each turn, the non-streaming form, an upstream error,
-//! and a slow upstream cancelled mid-stream (the upstream request is dropped).
+//! a model server that is down, and a slow upstream cancelled mid-stream (the upstream request is dropped).
 
 mod common;
 
@@ -186,6 +186,26 @@ async fn whole_answers_and_upstream_errors() {
         why.contains("401") && why.contains("invalid api key"),
         "{why}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_model_server_that_is_down_fails_the_task_with_the_cause() {
+    // A port nothing listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/v1");
+    let c = serve(LlmAgent::new(&url, "m")).await;
+    let Outcome::Failed(task) = c.run(req("hi")).await.unwrap() else {
+        panic!()
+    };
+    let why = task.status.message.unwrap().text_content();
+    assert!(why.contains("the model server at"), "{why}");
+    assert!(why.contains("connection refused"), "{why}");
+    assert!(why.contains("is the server running?"), "{why}");
+    assert_eq!(why.matches(&port.to_string()).count(), 1, "the URL once: {why}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -440,7 +440,13 @@ impl ArtifactWriter {
         self.chunk(vec![Part::text(text)], true)
     }
 
-    fn chunk(&mut self, parts: Vec<Part>, last: bool) -> Update<'_> {
+    /// Sends `text` as the next chunk; with `last`, the one that closes the artifact.
+    pub fn chunk_text(&mut self, text: impl Into<String>, last: bool) -> Update<'_> {
+        self.chunk(vec![Part::text(text)], last)
+    }
+
+    /// Sends `parts` as the next chunk; with `last`, the one that closes the artifact.
+    pub fn chunk(&mut self, parts: Vec<Part>, last: bool) -> Update<'_> {
         let mut artifact = Artifact::new(self.artifact_id.clone(), parts);
         // The name travels with the chunk that creates the artifact.
         artifact.name = self.name.take();

@@ -15,6 +15,34 @@ use crate::router::{ServeOptions, agent_routes, serve_with_drain};
 use a2a_runtime::AgentExecutor;
 use a2a_runtime::TaskRuntime;
 
+/// Binds the first of `addr`'s addresses that can be bound; an error names them.
+async fn bind(addr: impl ToSocketAddrs) -> std::io::Result<TcpListener> {
+    let addrs: Vec<std::net::SocketAddr> = tokio::net::lookup_host(addr).await?.collect();
+    let mut last = None;
+    for a in &addrs {
+        match TcpListener::bind(a).await {
+            Ok(l) => return Ok(l),
+            Err(e) => last = Some((a, e)),
+        }
+    }
+    Err(match last {
+        Some((a, e)) => {
+            let why = match e.kind() {
+                std::io::ErrorKind::AddrInUse => {
+                    "the address is in use (another server listens there; choose another port)"
+                        .to_owned()
+                }
+                _ => e.to_string(),
+            };
+            std::io::Error::new(e.kind(), format!("cannot listen on {a}: {why}"))
+        }
+        None => std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "cannot listen: the address resolved to nothing",
+        ),
+    })
+}
+
 /// One agent served over HTTP: JSON-RPC (v1.0 and v0.3 methods), HTTP+JSON, gRPC (HTTP/2
 /// on the same port; feature `grpc`), SSE streaming and its cards, at the root of the server
 /// or under a path.
@@ -97,10 +125,24 @@ impl A2aServer {
         }
     }
 
-    /// Binds `addr` and serves until Ctrl-C or SIGTERM, then shuts down gracefully.
+    /// Binds `addr` and serves until Ctrl-C or SIGTERM, then shuts down gracefully. Says
+    /// where it listens (a `tracing` event when a subscriber is installed, else a line on
+    /// stderr), and names the address when it cannot bind it.
     pub async fn serve(self, addr: impl ToSocketAddrs) -> std::io::Result<()> {
-        let listener = TcpListener::bind(addr).await?;
-        tracing::info!(address = %listener.local_addr()?, "serving A2A agent");
+        let listener = bind(addr).await?;
+        let url = format!(
+            "http://{}{}",
+            listener.local_addr()?,
+            self.path.trim_end_matches('/')
+        );
+        if tracing::dispatcher::has_been_set() {
+            tracing::info!(%url, agent = %self.handler.card().name, "serving A2A agent");
+        } else {
+            eprintln!(
+                "serving {} at {url} (card: {url}/.well-known/agent-card.json); Ctrl-C stops",
+                self.handler.card().name
+            );
+        }
         self.serve_on(listener, shutdown_signal()).await
     }
 

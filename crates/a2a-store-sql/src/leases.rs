@@ -135,6 +135,24 @@ impl SqlTaskStore {
         Ok(())
     }
 
+    /// On SQLite, copies every committed page from the write-ahead log into the database
+    /// file and empties the log (`PRAGMA wal_checkpoint(TRUNCATE)`), so that the file alone
+    /// holds every task: a clean shutdown calls it last, and a user who copies `a2a.db`
+    /// afterwards copies everything. `Ok(false)` when a reader kept the log from being
+    /// emptied. Nothing to do on PostgreSQL.
+    pub async fn checkpoint(&self) -> Result<bool, StoreError> {
+        if self.dialect != crate::Dialect::Sqlite {
+            return Ok(true);
+        }
+        let row = sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
+            .fetch_one(&self.pool)
+            .await
+            .map_err(backend)?;
+        // (busy, frames in the log, frames checkpointed): busy 0 means it completed.
+        let busy: i64 = row.try_get(0).map_err(backend)?;
+        Ok(busy == 0)
+    }
+
     /// SUBMITTED or WORKING tasks, of every agent, whose owner has been silent for
     /// `expiry` (at most `limit` of them). Also forgets instances silent for much longer.
     pub async fn abandoned(

@@ -207,7 +207,9 @@ impl Artifact {
         }
     }
 
-    /// An artifact with a generated id, a name and one text part.
+    /// An artifact with a generated id, a name and one text part. Each call makes a new
+    /// artifact (a new id): to send one artifact in chunks, use the server's
+    /// `TaskUpdater::artifact_writer`, which keeps the id and sets `append` and `lastChunk`.
     pub fn text(name: impl Into<String>, text: impl Into<String>) -> Self {
         Self::new(crate::new_id(), vec![Part::text(text)]).with_name(name)
     }

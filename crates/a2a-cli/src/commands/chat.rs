@@ -1,6 +1,6 @@
 //! `a2a chat`: an interactive multi-turn session.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 
 use a2a_client::{Conversation, Decision, Outcome};
 use clap::Args;
@@ -38,19 +38,34 @@ pub(crate) async fn run(args: ChatArgs) -> anyhow::Result<u8> {
     if let Some(t) = &args.thread_id {
         conv = conv.with_thread_id(Some(t.clone()).filter(|t| !t.is_empty()));
     }
+    // Piped input is not typed after a prompt: each turn is then printed on lines of its own
+    // (`you: …`), so that a transcript reads as one.
+    let typed = std::io::stdin().is_terminal();
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
     loop {
-        let prompt = if conv.pending_task_id().is_some() {
-            "answer> "
-        } else {
-            "you> "
-        };
-        print!("{prompt}");
-        let _ = std::io::stdout().flush();
+        let waiting = conv.pending_task_id().is_some();
+        if typed {
+            print!("{}", if waiting { "answer> " } else { "you> " });
+            let _ = std::io::stdout().flush();
+        }
         let Some(line) = lines.next_line().await? else {
+            if typed {
+                println!();
+            }
+            if let Some(task) = conv.pending_task_id() {
+                // The agent asked and got no answer: not a finished conversation.
+                eprintln!(
+                    "a2a: input ended while the agent waits for an answer; task {task} keeps waiting (continue with: a2a send {} ANSWER --task {task})",
+                    args.conn.url()
+                );
+                return Ok(super::client::GAVE_UP);
+            }
             break;
         };
         let mut line = line.trim();
+        if !typed && !line.is_empty() {
+            println!("{}: {line}", if waiting { "answer" } else { "you" });
+        }
         match line {
             "" => continue,
             "/quit" | "/exit" => break,

@@ -191,8 +191,12 @@ pub(crate) struct SendArgs {
     #[command(flatten)]
     message: MessageArgs,
     /// Return as soon as the task exists instead of waiting for it to finish.
-    #[arg(long, conflicts_with = "wait")]
+    #[arg(long, conflicts_with_all = ["wait", "blocking"])]
     no_wait: bool,
+    /// Wait with one blocking SendMessage call even when the agent streams (by default an
+    /// agent that streams is followed, so that a --timeout that runs out names the task).
+    #[arg(long)]
+    blocking: bool,
     /// Stop waiting after this many seconds: print the task id, its state and what arrived
     /// so far, and exit with status 3. The task is not canceled.
     #[arg(long, value_name = "SECONDS")]
@@ -221,7 +225,6 @@ fn wait_duration(secs: f64) -> anyhow::Result<Duration> {
 }
 
 pub(crate) async fn send(args: SendArgs) -> anyhow::Result<u8> {
-    let client = args.conn.connect_with(Some(args.timeout)).await?;
     let mut req = args.message.request()?;
     let mut conf = SendMessageConfiguration::default();
     conf.return_immediately = args.no_wait;
@@ -229,6 +232,7 @@ pub(crate) async fn send(args: SendArgs) -> anyhow::Result<u8> {
     req.configuration = Some(conf);
     if let Some(secs) = args.wait {
         // Follows the task (streaming when the agent streams) until it ends or time is up.
+        let client = args.conn.connect_with(Some(args.timeout)).await?;
         let outcome = client.run_with_deadline(req, wait_duration(secs)?).await?;
         if args.json {
             output::json_outcome(&outcome);
@@ -238,7 +242,33 @@ pub(crate) async fn send(args: SendArgs) -> anyhow::Result<u8> {
         }
         return Ok(exit_code(&outcome));
     }
-    let resp = client.send(req).await?;
+    let limit = Duration::from_secs_f64(args.timeout.timeout.max(0.001));
+    if !args.no_wait && !args.blocking {
+        // An agent that streams is followed, so that a time limit that runs out can still
+        // say which task it was and how far it got (a blocking answer brings the task id
+        // only with the answer). The limit is the deadline, not the HTTP client's.
+        let client = args.conn.connect_with(None).await?;
+        if client.supports_streaming() {
+            let outcome = client.run_with_deadline(req, limit).await?;
+            if let Outcome::Stopped(stopped) = &outcome {
+                print_followed(&outcome, args.json);
+                timed_out(stopped, limit, &args.conn);
+                return Ok(ERROR);
+            }
+            print_followed(&outcome, args.json);
+            return Ok(exit_code(&outcome));
+        }
+    }
+    let client = args.conn.connect_with(Some(args.timeout)).await?;
+    let resp = match client.send(req).await {
+        Ok(resp) => resp,
+        Err(e) if e.is_timeout() && !e.is_connect() => bail!(
+            "{}: no answer within {}; the agent may still be working on it (a time limit does not cancel). A blocking call brings the task id only with the answer: --no-wait returns it at once",
+            client.endpoint(),
+            seconds(limit)
+        ),
+        Err(e) => return Err(e.into()),
+    };
     if args.json {
         output::json_pretty(&resp);
     }
@@ -247,6 +277,36 @@ pub(crate) async fn send(args: SendArgs) -> anyhow::Result<u8> {
         output::print_outcome(&outcome);
     }
     Ok(exit_code(&outcome))
+}
+
+/// `1 s`, `2.5 s`.
+pub(crate) fn seconds(d: Duration) -> String {
+    format!("{} s", (d.as_secs_f64() * 1000.0).round() / 1000.0)
+}
+
+fn print_followed(outcome: &Outcome, json: bool) {
+    if json {
+        output::json_outcome(outcome);
+    } else {
+        output::print_outcome(outcome);
+    }
+}
+
+/// Says on stderr, after what arrived, that a `send`'s time limit ran out while following
+/// its task: the task id, its last state, and that it keeps running.
+fn timed_out(stopped: &a2a_client::Stopped, limit: Duration, conn: &ConnectArgs) {
+    let url = conn.url();
+    match (stopped.task_id(), &stopped.task) {
+        (Some(id), Some(task)) => eprintln!(
+            "a2a: error: timed out after {}: task {id} is {} and keeps running; follow it with: a2a subscribe {url} {id}; cancel it with: a2a cancel {url} {id}",
+            seconds(limit),
+            output::state_label(task.status.state),
+        ),
+        _ => eprintln!(
+            "a2a: error: timed out after {} before the agent created a task",
+            seconds(limit)
+        ),
+    }
 }
 
 #[derive(Debug, Args)]
@@ -346,7 +406,11 @@ fn summary(o: &Outcome, conn: &ConnectArgs) {
             i.context_id()
         ),
         Outcome::Completed(t) => {
-            println!("completed: task {} ({} artifacts)", t.id, t.artifacts.len())
+            println!(
+                "completed: task {} ({})",
+                t.id,
+                output::count(t.artifacts.len(), "artifact")
+            )
         }
         Outcome::Failed(_) | Outcome::Rejected(_) | Outcome::Canceled(_) => {
             let state = o.task().map_or(TaskState::Unspecified, |t| t.status.state);
@@ -562,7 +626,16 @@ pub(crate) async fn list(args: ListArgs) -> anyhow::Result<u8> {
             t.context_id
         );
     }
-    println!("{} of {} tasks", page.tasks.len(), page.total_size);
+    match (page.tasks.len(), page.total_size) {
+        (0, 0) => println!("no tasks"),
+        (shown, total) if usize::try_from(total).ok() == Some(shown) => {
+            println!("{}", output::count(shown, "task"))
+        }
+        (shown, total) => println!(
+            "{shown} of {}",
+            output::count(usize::try_from(total).unwrap_or(0), "task")
+        ),
+    }
     if !page.next_page_token.is_empty() {
         println!("next page: --page-token {}", page.next_page_token);
     }

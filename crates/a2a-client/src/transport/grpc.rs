@@ -143,9 +143,16 @@ fn client_error(endpoint: &str, status: Status, mid_stream: bool) -> ClientError
             _ => false,
         };
     if from_transport {
+        let cause = match status.code() {
+            Code::DeadlineExceeded => "timed out".to_owned(),
+            // A status that carries no transport error says what happened in its message.
+            _ if std::error::Error::source(&status).is_none() => status.message().to_owned(),
+            _ => crate::error::describe_http_error(&status),
+        };
         return ClientError::Http {
             url: endpoint.to_owned(),
-            source: Box::new(status),
+            cause,
+            error: Box::new(status),
         };
     }
     let error = from_status(&status);

@@ -74,15 +74,25 @@ pub struct HostSettings {
 
 /// A config that cannot be used, with where and why.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{file}:{line}: {reason}")]
+#[error("{file}{}: {reason}", if *line > 0 { format!(":{line}") } else { String::new() })]
 #[non_exhaustive]
 pub struct ConfigError {
     /// The file.
     pub file: String,
-    /// The line (1-based).
+    /// The line (1-based; 0 when the error is about the file as a whole, one that cannot be
+    /// read, say).
     pub line: usize,
     /// What is wrong.
     pub reason: String,
+}
+
+/// What an I/O error says, without the OS's error number.
+fn io_reason(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "no such file".to_owned(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".to_owned(),
+        _ => e.to_string(),
+    }
 }
 
 /// 1-based line of byte `offset` in `source`.
@@ -101,7 +111,7 @@ impl HostConfig {
         let source = std::fs::read_to_string(path).map_err(|e| ConfigError {
             file: file.clone(),
             line: 0,
-            reason: format!("cannot read it: {e}"),
+            reason: format!("cannot read it: {}", io_reason(&e)),
         })?;
         Self::parse(&source, &file)
     }

@@ -158,6 +158,13 @@ impl RequestHandler {
         }
     }
 
+    /// Labels this agent's request metrics with `id` (a host's agent id, as in its URL)
+    /// instead of the card's name, which is for people and need not be unique.
+    pub fn with_metrics_label(mut self, id: &str) -> Self {
+        self.request_metrics = Arc::new(RequestSeriesCache::new(SharedName(Arc::from(id))));
+        self
+    }
+
     /// Serves `card` to `GetExtendedAgentCard`, and declares that in the public card's
     /// `capabilities.extendedAgentCard`.
     pub fn with_extended_card(mut self, card: AgentCard) -> Self {

@@ -100,6 +100,11 @@ fn free_port() -> u16 {
 pub async fn start_python_server(python: &str) -> PythonServer {
     let port = free_port();
     let grpc_port = free_port();
+    // The SDK logs warnings of its own as a passing test runs ("Task not found" for the
+    // unknown ids the tests ask for): kept in a file, shown only if the server fails to start.
+    let log_path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("python-reference-server-{port}.log"));
+    let log = std::fs::File::create(&log_path).expect("the reference server's log file");
     let child = tokio::process::Command::new(python)
         .arg(python_dir().join("reference_server.py"))
         .arg("--port")
@@ -107,7 +112,7 @@ pub async fn start_python_server(python: &str) -> PythonServer {
         .arg("--grpc-port")
         .arg(grpc_port.to_string())
         .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
+        .stderr(log)
         .kill_on_drop(true)
         .spawn()
         .expect("cannot start the Python reference server");
@@ -125,5 +130,9 @@ pub async fn start_python_server(python: &str) -> PythonServer {
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    panic!("the Python reference server did not come up on port {port}");
+    panic!(
+        "the Python reference server did not come up on port {port}; its log ({}):\n{}",
+        log_path.display(),
+        std::fs::read_to_string(&log_path).unwrap_or_default()
+    );
 }

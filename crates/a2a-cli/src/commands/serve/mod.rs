@@ -23,124 +23,195 @@ pub(crate) enum CardCompatArg {
 
 #[derive(Debug, Args)]
 pub(crate) struct ServeArgs {
-    /// The agents to serve, and host settings, from a TOML file (see `examples/agents.toml`);
-    /// command-line options override its `[host]` settings.
-    #[arg(long, value_name = "FILE", conflicts_with = "agent")]
-    config: Option<std::path::PathBuf>,
     /// Address to listen on [default: 127.0.0.1].
-    #[arg(long, env = "A2A_HOST")]
+    #[arg(help_heading = "Listening", long, env = "A2A_HOST")]
     host: Option<String>,
     /// Port to listen on (0 picks a free one) [default: 41241].
-    #[arg(long, env = "A2A_PORT")]
+    #[arg(help_heading = "Listening", long, env = "A2A_PORT")]
     port: Option<u16>,
-    /// Serve only this built-in agent, at the root (`/`).
-    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(NAMES.iter().chain(&SOLO_NAMES)))]
-    agent: Option<String>,
     /// Public base URL to advertise in agent cards (default: the address clients use).
-    #[arg(long, env = "A2A_PUBLIC_URL")]
+    #[arg(help_heading = "Listening", long, env = "A2A_PUBLIC_URL")]
     public_url: Option<String>,
+    /// Bindings to serve and list in the cards, comma-separated: `jsonrpc`, `rest`, `grpc`
+    /// [default: jsonrpc,rest,grpc].
+    #[arg(help_heading = "Listening", long, value_name = "LIST")]
+    bindings: Option<String>,
+    /// Serve gRPC on this port instead of on `--port` (where it shares the port with HTTP,
+    /// over HTTP/2); 0 picks a free one.
+    #[arg(help_heading = "Listening", long, value_name = "PORT")]
+    grpc_port: Option<u16>,
+    /// The `host:port` the cards give for gRPC (default: the public URL's host, or the
+    /// listen address, with the gRPC port).
+    #[arg(help_heading = "Listening", long, value_name = "HOST:PORT")]
+    grpc_address: Option<String>,
+    /// The agents to serve, and host settings, from a TOML file (see `examples/agents.toml`);
+    /// command-line options override its `[host]` settings.
+    #[arg(
+        help_heading = "Agents and cards",
+        long,
+        value_name = "FILE",
+        conflicts_with = "agent"
+    )]
+    config: Option<std::path::PathBuf>,
+    /// Serve only this built-in agent, at the root (`/`).
+    #[arg(help_heading = "Agents and cards", long, value_parser = clap::builder::PossibleValuesParser::new(NAMES.iter().chain(&SOLO_NAMES)))]
+    agent: Option<String>,
     /// Which card `/.well-known/agent-card.json` serves.
-    #[arg(long, value_enum, default_value = "strict")]
+    #[arg(
+        help_heading = "Agents and cards",
+        long,
+        value_enum,
+        default_value = "strict"
+    )]
     card_compat: CardCompatArg,
-    /// Largest accepted request body, in bytes [default: 10485760].
-    #[arg(long)]
-    max_body_bytes: Option<usize>,
+    /// Sign every served agent card (JCS + JWS, ES256) and every push notification (a JWT
+    /// in X-A2A-Notification-Signature) with this P-256 private key (PKCS#8 PEM); the public
+    /// key is served at /.well-known/jwks.json, which each signature's `jku` names.
+    #[arg(
+        help_heading = "Agents and cards",
+        long,
+        value_name = "FILE",
+        alias = "card-signing-key"
+    )]
+    signing_key: Option<std::path::PathBuf>,
+    /// The key id (`kid`) of --signing-key.
+    #[arg(
+        help_heading = "Agents and cards",
+        long,
+        value_name = "KID",
+        default_value = "card-key-1",
+        requires = "signing_key",
+        alias = "card-signing-kid"
+    )]
+    signing_kid: String,
+    /// History messages returned when a request does not set historyLength (default: all).
+    #[arg(help_heading = "Agents and cards", long)]
+    default_history_length: Option<usize>,
+    /// Most history messages ever returned, whatever a request asks.
+    #[arg(help_heading = "Agents and cards", long)]
+    max_history_length: Option<usize>,
     /// Where tasks are kept: `sqlite:PATH` (a file, created on first start), `postgres://…`
     /// (several replicas can share it), or `memory` (lost on exit) [default: sqlite:a2a.db].
-    #[arg(long, env = "A2A_STORE", value_name = "URL")]
+    #[arg(help_heading = "Store", long, env = "A2A_STORE", value_name = "URL")]
     store: Option<String>,
     /// Seconds without a heartbeat after which a process is considered stopped and its
     /// SUBMITTED / WORKING tasks are failed (SQL stores).
-    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
+    #[arg(
+        help_heading = "Store",
+        long,
+        default_value_t = 10.0,
+        value_name = "SECONDS"
+    )]
     lease_expiry: f64,
     /// SQL stores: seconds a finished task is kept after its last change (0: forever).
-    #[arg(long, default_value_t = 7.0 * 24.0 * 3600.0, value_name = "SECONDS")]
+    #[arg(help_heading = "Store", long, default_value_t = 7.0 * 24.0 * 3600.0, value_name = "SECONDS")]
     retention: f64,
     /// Seconds a task may wait for input or authentication before it is canceled as
     /// expired (0: forever).
-    #[arg(long, default_value_t = 24.0 * 3600.0, value_name = "SECONDS")]
+    #[arg(help_heading = "Store", long, default_value_t = 24.0 * 3600.0, value_name = "SECONDS")]
     idle_expiry: f64,
     /// SQL stores: seconds between reads of the store by a quiet stream, to pick up what
     /// other processes wrote (0: never). On PostgreSQL, LISTEN/NOTIFY delivers those events
     /// at once and this read only covers notices lost while reconnecting.
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(help_heading = "Store", long, value_name = "SECONDS")]
     store_poll: Option<f64>,
     /// With `--store memory`: terminal tasks kept per agent before the oldest are evicted.
-    #[arg(long, default_value_t = 10_000)]
+    #[arg(help_heading = "Store", long, default_value_t = 10_000)]
     max_terminal_tasks: usize,
-    /// History messages returned when a request does not set historyLength (default: all).
-    #[arg(long)]
-    default_history_length: Option<usize>,
-    /// Most history messages ever returned, whatever a request asks.
-    #[arg(long)]
-    max_history_length: Option<usize>,
-    /// Bindings to serve and list in the cards, comma-separated: `jsonrpc`, `rest`, `grpc`
-    /// [default: jsonrpc,rest,grpc].
-    #[arg(long, value_name = "LIST")]
-    bindings: Option<String>,
-    /// Serve gRPC on this port instead of on `--port` (where it shares the port with HTTP,
-    /// over HTTP/2); 0 picks a free one.
-    #[arg(long, value_name = "PORT")]
-    grpc_port: Option<u16>,
-    /// The `host:port` the cards give for gRPC (default: the public URL's host, or the
-    /// listen address, with the gRPC port).
-    #[arg(long, value_name = "HOST:PORT")]
-    grpc_address: Option<String>,
+    /// Largest accepted request body, in bytes [default: 10485760].
+    #[arg(help_heading = "Limits and timeouts", long)]
+    max_body_bytes: Option<usize>,
     /// Seconds to let open requests and streams finish after SIGINT/SIGTERM.
-    #[arg(long, default_value_t = 10.0)]
+    #[arg(help_heading = "Limits and timeouts", long, default_value_t = 10.0)]
     drain_seconds: f64,
     /// Seconds a connection has to send its first byte, its first 24 bytes (an HTTP/2
     /// preface), and each whole HTTP/1.1 request head (idle and half-sent connections are
     /// closed).
-    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
+    #[arg(
+        help_heading = "Limits and timeouts",
+        long,
+        default_value_t = 10.0,
+        value_name = "SECONDS"
+    )]
     header_read_timeout: f64,
     /// Seconds a request body has to arrive whole (a trickle is cut).
-    #[arg(long, default_value_t = 30.0, value_name = "SECONDS")]
+    #[arg(
+        help_heading = "Limits and timeouts",
+        long,
+        default_value_t = 30.0,
+        value_name = "SECONDS"
+    )]
     body_read_timeout: f64,
     /// Seconds a blocked write may wait for the peer to read; a client that stops reading
     /// a stream is disconnected after it (the task goes on).
-    #[arg(long, default_value_t = 30.0, value_name = "SECONDS")]
+    #[arg(
+        help_heading = "Limits and timeouts",
+        long,
+        default_value_t = 30.0,
+        value_name = "SECONDS"
+    )]
     write_timeout: f64,
     /// Seconds between HTTP/2 keep-alive pings; a peer that does not answer within as long
     /// again is dropped.
-    #[arg(long, default_value_t = 20.0, value_name = "SECONDS")]
+    #[arg(
+        help_heading = "Limits and timeouts",
+        long,
+        default_value_t = 20.0,
+        value_name = "SECONDS"
+    )]
     http2_keepalive: f64,
     /// Most connections open at once; beyond it, new ones get 503 with Retry-After [default:
     /// the open-file limit, raised to its hard limit at start, less 64].
-    #[arg(long, value_name = "N")]
+    #[arg(help_heading = "Limits and timeouts", long, value_name = "N")]
     max_connections: Option<usize>,
     /// Largest request head (request line and headers) accepted, in bytes; beyond it HTTP/1.1
     /// answers 431.
-    #[arg(long, default_value_t = 65536, value_name = "BYTES")]
+    #[arg(
+        help_heading = "Limits and timeouts",
+        long,
+        default_value_t = 65536,
+        value_name = "BYTES"
+    )]
     max_header_bytes: usize,
     /// Most requests handled at once; beyond it, new ones get 503 with Retry-After [default:
     /// no bound]. A blocking send counts until its task ends, a stream until it starts.
-    #[arg(long, value_name = "N")]
+    #[arg(help_heading = "Limits and timeouts", long, value_name = "N")]
     max_in_flight: Option<usize>,
     /// Most streams (SSE or gRPC) one caller (its principal, else its network: see
     /// --caller-ipv6-prefix) holds open at once; beyond it, a new stream gets a
     /// RESOURCE_EXHAUSTED error (HTTP 429) [default: no bound, since callers behind one
     /// proxy or NAT share an address].
-    #[arg(long, value_name = "N")]
+    #[arg(help_heading = "Limits and timeouts", long, value_name = "N")]
     max_streams_per_caller: Option<usize>,
     /// Most requests a second one caller (its principal, else its network: see
     /// --caller-ipv6-prefix) may make on average; beyond it, RESOURCE_EXHAUSTED (HTTP 429)
     /// [default: no bound].
-    #[arg(long, value_name = "N")]
+    #[arg(help_heading = "Limits and timeouts", long, value_name = "N")]
     rate_per_caller: Option<f64>,
+    /// Requests one caller may make at once before --rate-per-caller applies [default: the
+    /// rate, at least 1].
+    #[arg(
+        help_heading = "Limits and timeouts",
+        long,
+        value_name = "N",
+        requires = "rate_per_caller"
+    )]
+    rate_burst: Option<f64>,
     /// Unauthenticated IPv6 callers are told apart by this many leading bits of their
     /// address for the per-caller bounds (one host commonly holds a whole /64); IPv4
     /// callers by their address.
-    #[arg(long, value_name = "BITS", default_value_t = 64)]
+    #[arg(
+        help_heading = "Limits and timeouts",
+        long,
+        value_name = "BITS",
+        default_value_t = 64
+    )]
     caller_ipv6_prefix: u8,
-    /// Requests one caller may make at once before --rate-per-caller applies [default: the
-    /// rate, at least 1].
-    #[arg(long, value_name = "N", requires = "rate_per_caller")]
-    rate_burst: Option<f64>,
     /// Require a bearer token: `PRINCIPAL=TOKEN` accepts `Authorization: Bearer TOKEN` as
     /// PRINCIPAL, who then sees only its own tasks (repeat, or separate with commas; also
     /// `A2A_AUTH_TOKENS`). Without any credential, every caller sees every task.
     #[arg(
+        help_heading = "Authentication and TLS",
         long,
         value_name = "PRINCIPAL=TOKEN",
         value_delimiter = ',',
@@ -151,6 +222,7 @@ pub(crate) struct ServeArgs {
     /// Accept an API key: `PRINCIPAL=KEY` accepts `X-API-Key: KEY` as PRINCIPAL (repeat, or
     /// separate with commas; also `A2A_AUTH_API_KEYS`).
     #[arg(
+        help_heading = "Authentication and TLS",
         long,
         value_name = "PRINCIPAL=KEY",
         value_delimiter = ',',
@@ -160,53 +232,74 @@ pub(crate) struct ServeArgs {
     auth_api_key: Vec<String>,
     /// Accept JWTs signed by a key of this JWK Set (`Authorization: Bearer <JWT>`); the
     /// token's `sub` is the principal.
-    #[arg(long, value_name = "URL", env = "A2A_AUTH_JWKS_URL")]
+    #[arg(
+        help_heading = "Authentication and TLS",
+        long,
+        value_name = "URL",
+        env = "A2A_AUTH_JWKS_URL"
+    )]
     auth_jwks_url: Option<String>,
     /// The `iss` a JWT must carry.
-    #[arg(long, value_name = "ISSUER", requires = "auth_jwks_url")]
+    #[arg(
+        help_heading = "Authentication and TLS",
+        long,
+        value_name = "ISSUER",
+        requires = "auth_jwks_url"
+    )]
     auth_jwt_issuer: Option<String>,
     /// The `aud` a JWT must carry.
-    #[arg(long, value_name = "AUDIENCE", requires = "auth_jwks_url")]
+    #[arg(
+        help_heading = "Authentication and TLS",
+        long,
+        value_name = "AUDIENCE",
+        requires = "auth_jwks_url"
+    )]
     auth_jwt_audience: Option<String>,
     /// Clock skew allowed for a JWT's `exp` and `nbf`.
-    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    #[arg(
+        help_heading = "Authentication and TLS",
+        long,
+        value_name = "SECONDS",
+        default_value_t = 60
+    )]
     auth_jwt_leeway: u64,
     /// Serve HTTPS (and gRPC over TLS) with this certificate chain (PEM); needs --tls-key.
-    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    #[arg(
+        help_heading = "Authentication and TLS",
+        long,
+        value_name = "FILE",
+        requires = "tls_key"
+    )]
     tls_cert: Option<std::path::PathBuf>,
     /// The private key of --tls-cert (PEM: PKCS#8, PKCS#1 or SEC1).
-    #[arg(long, value_name = "FILE", requires = "tls_cert")]
-    tls_key: Option<std::path::PathBuf>,
-    /// Sign every served agent card (JCS + JWS, ES256) and every push notification (a JWT
-    /// in X-A2A-Notification-Signature) with this P-256 private key (PKCS#8 PEM); the public
-    /// key is served at /.well-known/jwks.json, which each signature's `jku` names.
-    #[arg(long, value_name = "FILE", alias = "card-signing-key")]
-    signing_key: Option<std::path::PathBuf>,
-    /// The key id (`kid`) of --signing-key.
     #[arg(
+        help_heading = "Authentication and TLS",
         long,
-        value_name = "KID",
-        default_value = "card-key-1",
-        requires = "signing_key",
-        alias = "card-signing-kid"
+        value_name = "FILE",
+        requires = "tls_cert"
     )]
-    signing_kid: String,
+    tls_key: Option<std::path::PathBuf>,
     /// Do not send push notifications (the agents' cards then say `pushNotifications:
     /// false`, and the push-config operations answer PushNotificationNotSupported).
-    #[arg(long)]
+    #[arg(help_heading = "Push notifications", long)]
     no_push: bool,
     /// A webhook host (name or address, as in its URL) push notifications may reach even
     /// though it is, or resolves to, a loopback, private or link-local address; repeat or
     /// separate with commas.
-    #[arg(long, value_name = "HOST", value_delimiter = ',')]
+    #[arg(
+        help_heading = "Push notifications",
+        long,
+        value_name = "HOST",
+        value_delimiter = ','
+    )]
     push_allow: Vec<String>,
     /// Let push notifications reach every private address (a network where every receiver
     /// is trusted).
-    #[arg(long)]
+    #[arg(help_heading = "Push notifications", long)]
     push_allow_private: bool,
     /// Do not serve `GET /metrics` (Prometheus text format: requests, latency, tasks by
     /// state, open streams, store and executor timings).
-    #[arg(long)]
+    #[arg(help_heading = "Telemetry and logging", long)]
     no_metrics: bool,
 }
 

@@ -1,12 +1,14 @@
 //! Whether the tests that need PostgreSQL (`a2a_postgres`: `A2A_TEST_POSTGRES_URL` is set),
 //! its server programs (`a2a_initdb`: the fault suite runs a private cluster) or root
-//! (`a2a_root`: the fault suite mounts a small filesystem) can run here: then they are
+//! (`a2a_root`: the fault suite mounts a small filesystem) or a browser (`a2a_browser`:
+//! chromium and chromedriver, for the inspector's tests) can run here: then they are
 //! built as tests, and also under `CI=true`, where what they need missing must fail them;
 //! else they are built ignored, so that cargo's summary counts them as ignored, not passed.
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(a2a_postgres)");
     println!("cargo::rustc-check-cfg=cfg(a2a_root)");
     println!("cargo::rustc-check-cfg=cfg(a2a_initdb)");
+    println!("cargo::rustc-check-cfg=cfg(a2a_browser)");
     println!("cargo::rerun-if-env-changed=A2A_TEST_POSTGRES_URL");
     println!("cargo::rerun-if-env-changed=CI");
     let ci = std::env::var("CI").as_deref() == Ok("true");
@@ -23,6 +25,21 @@ fn main() {
     if ci || initdb_here() {
         println!("cargo::rustc-cfg=a2a_initdb");
     }
+    // The inspector's browser tests: Debian's chromium and its chromedriver.
+    println!("cargo::rerun-if-env-changed=A2A_CHROMIUM");
+    println!("cargo::rerun-if-env-changed=A2A_CHROMEDRIVER");
+    if ci || (on_path("A2A_CHROMIUM", "chromium") && on_path("A2A_CHROMEDRIVER", "chromedriver")) {
+        println!("cargo::rustc-cfg=a2a_browser");
+    }
+}
+
+/// Whether the program `name` (or the one the variable `var` names) can be run.
+fn on_path(var: &str, name: &str) -> bool {
+    let program = std::env::var(var).unwrap_or_else(|_| name.to_owned());
+    std::process::Command::new(program)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
 }
 
 /// Whether PostgreSQL's server programs are installed (the fault suite runs a private

@@ -13,7 +13,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let proto = "proto/lf/a2a/v1/a2a.proto";
     println!("cargo:rerun-if-changed=proto");
-    let descriptors = protox::compile([proto], ["proto"])?;
+    let mut compiler = protox::Compiler::new(["proto"])?;
+    compiler.include_imports(true);
+    compiler.open_file(proto)?;
+    let descriptors = compiler.file_descriptor_set();
+    // The descriptors themselves, for tools that read messages by reflection (the
+    // inspector's card check): `a2a_grpc::FILE_DESCRIPTOR_SET`. Encoded by the compiler, which
+    // keeps custom options (`google.api.field_behavior`) that prost's types would drop.
+    let out = std::path::PathBuf::from(std::env::var("OUT_DIR")?);
+    std::fs::write(
+        out.join("a2a_descriptor_set.bin"),
+        compiler.encode_file_descriptor_set(),
+    )?;
     tonic_prost_build::configure()
         .build_server(true)
         .build_client(true)

@@ -6,7 +6,7 @@
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
-use jsonwebtoken::jwk::JwkSet;
+pub use jsonwebtoken::jwk::JwkSet;
 use serde_json::Value;
 
 /// Why a card's signature did not verify.

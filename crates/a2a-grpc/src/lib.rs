@@ -34,5 +34,11 @@ pub mod status;
 pub use pb::a2a_service_client::A2aServiceClient;
 pub use pb::a2a_service_server::{A2aService, A2aServiceServer};
 
+/// The encoded `FileDescriptorSet` of the vendored `a2a.proto` and what it imports
+/// (`google/api/*`, `google/protobuf/*`): the normative definition, for reading or checking
+/// messages by reflection (field behaviours such as `REQUIRED` included).
+pub const FILE_DESCRIPTOR_SET: &[u8] =
+    include_bytes!(concat!(env!("OUT_DIR"), "/a2a_descriptor_set.bin"));
+
 /// The gRPC service name, as in request paths (`/lf.a2a.v1.A2AService/SendMessage`).
 pub const SERVICE_NAME: &str = "lf.a2a.v1.A2AService";

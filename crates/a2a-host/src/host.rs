@@ -69,12 +69,15 @@ pub struct AgentHost {
     agents: Vec<HostAgent>,
     root: Option<HostAgent>,
     options: ServeOptions,
+    inspector: Option<a2a_inspector::InspectorConfig>,
 }
 
 #[derive(Debug)]
 struct Index {
     cards: BTreeMap<String, Arc<CardEndpoint>>,
     root_card: Option<Arc<CardEndpoint>>,
+    /// Browsers asking `/` for a page get the inspector.
+    inspector: bool,
 }
 
 impl AgentHost {
@@ -84,7 +87,15 @@ impl AgentHost {
             agents: Vec::new(),
             root: None,
             options,
+            inspector: None,
         }
+    }
+
+    /// Serves the inspector (the web console) at `/inspector/`, and to browsers asking `/`
+    /// for a page.
+    pub fn inspector(mut self, config: a2a_inspector::InspectorConfig) -> Self {
+        self.inspector = Some(config);
+        self
     }
 
     /// Hosts `agent` at `/a2a/{id}`.
@@ -170,12 +181,16 @@ impl AgentHost {
             router = router.merge(rpc).merge(legacy);
             root_card = Some(card);
         }
-        let index = Arc::new(Index { cards, root_card });
+        let index = Arc::new(Index {
+            cards,
+            root_card,
+            inspector: self.inspector.is_some(),
+        });
         let mut index_routes =
             Router::new().route("/.well-known/agent-card.json", get(card_by_query));
         index_routes = index_routes.route("/agents", get(list_agents));
         if index.root_card.is_none() {
-            index_routes = index_routes.route("/", get(list_agents));
+            index_routes = index_routes.route("/", get(index_page));
         }
         if !index.cards.is_empty() {
             // Unknown agent ids get a 404 that names the agents that are here (the hosted
@@ -190,6 +205,9 @@ impl AgentHost {
             }
         }
         let mut router = router.merge(index_routes.with_state(index));
+        if let Some(config) = &self.inspector {
+            router = router.merge(a2a_inspector::router(config.clone()));
+        }
         if let Some(signer) = &self.options.card_signer {
             router = router.merge(a2a_server::router::jwks_routes(signer.clone()));
         }
@@ -254,6 +272,14 @@ async fn unknown_agent(
         }
     });
     (StatusCode::NOT_FOUND, axum::Json(body)).into_response()
+}
+
+/// `/`: the inspector for a browser that asks for a page, the agent list for API clients.
+async fn index_page(State(index): State<Arc<Index>>, headers: HeaderMap) -> Response {
+    if index.inspector && a2a_inspector::wants_html(&headers) {
+        return axum::response::Redirect::to("/inspector/").into_response();
+    }
+    list_agents(State(index)).await
 }
 
 async fn list_agents(State(index): State<Arc<Index>>) -> Response {

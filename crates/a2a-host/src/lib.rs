@@ -9,6 +9,8 @@
 //! - [`exec`], [`llm`], [`remote`]: agents that run a command per message, talk to an
 //!   OpenAI-compatible model, or forward to another A2A agent; [`builtin`]: the demo agents.
 //! - [`telemetry`]: the log lines and OTLP trace export `a2a serve` installs.
+//! - The inspector (`a2a-inspector`), a web console at `/inspector/`, on unless
+//!   [`HostBuilder::inspector`] turns it off.
 //!
 //! Two agents whose tasks survive the process (`examples/durable_host.rs`):
 //!
@@ -43,6 +45,7 @@ pub mod builtin;
 pub mod config;
 pub mod exec;
 mod host;
+mod inspect;
 pub mod llm;
 pub mod remote;
 mod serve;

@@ -97,6 +97,8 @@ pub struct HostBuilder {
     store_poll: Option<Option<Duration>>,
     drain: Duration,
     grpc_listener: Option<TcpListener>,
+    inspector: bool,
+    trace_url: Option<String>,
 }
 
 impl Default for HostBuilder {
@@ -140,7 +142,23 @@ impl HostBuilder {
             store_poll: None,
             drain: Duration::from_secs(10),
             grpc_listener: None,
+            inspector: true,
+            trace_url: None,
         }
+    }
+
+    /// Serves the inspector, the web console, at `/inspector/` (and to browsers asking `/`
+    /// for a page): on by default.
+    pub fn inspector(mut self, on: bool) -> Self {
+        self.inspector = on;
+        self
+    }
+
+    /// A link for each request's trace in the inspector: a URL with `{trace_id}` in it (a
+    /// Jaeger UI, say `http://localhost:16686/trace/{trace_id}`).
+    pub fn trace_url(mut self, template: Option<String>) -> Self {
+        self.trace_url = template;
+        self
     }
 
     /// Hosts `agent` at `/a2a/{id}` (a built-in agent, one from a config file, or your own:
@@ -348,6 +366,10 @@ impl HostBuilder {
                 host.agent(hosted)
             };
         }
+        if self.inspector {
+            let inspector = self.inspector_config(&base, &config, &host);
+            host = host.inspector(inspector);
+        }
         let grpc_address = self
             .grpc_listener
             .as_ref()
@@ -371,6 +393,30 @@ impl HostBuilder {
         })
     }
 
+    /// The inspector's settings: the same authentication and the same reach as push.
+    fn inspector_config(
+        &self,
+        base: &str,
+        config: &HandlerConfig,
+        host: &AgentHost,
+    ) -> a2a_inspector::InspectorConfig {
+        let mut c = a2a_inspector::InspectorConfig::new(base);
+        c.auth = config.auth.clone();
+        c.policy = self
+            .push
+            .as_ref()
+            .map(|p| p.policy.clone())
+            .unwrap_or_default();
+        c.trace_url = self.trace_url.clone();
+        c.push_keys = self.options.card_signer.as_ref().map(|s| s.jwks());
+        c.metrics = self.options.metrics;
+        c.push = config.push.is_some();
+        c.task_logs = Some(Arc::new(crate::inspect::HostTaskLogs::new(
+            host.handlers_by_id(),
+        )));
+        c
+    }
+
     /// What every agent's handler shares: history lengths, per-caller bounds, push, auth.
     fn handler_config(&self, base: &str, local: SocketAddr) -> Result<HandlerConfig, HostError> {
         let mut config = HandlerConfig::default();
@@ -387,6 +433,13 @@ impl HostBuilder {
             None => None,
             Some(settings) => {
                 let mut settings = settings.clone();
+                if self.inspector {
+                    // The console's push receiver is on this host's own address.
+                    settings
+                        .policy
+                        .allowed_prefixes
+                        .push(format!("{}/inspector/hooks/", base.trim_end_matches('/')));
+                }
                 if settings.signer.is_none()
                     && let Some(key) = &self.options.card_signer
                 {

@@ -205,7 +205,11 @@ async fn a_model_server_that_is_down_fails_the_task_with_the_cause() {
     assert!(why.contains("the model server at"), "{why}");
     assert!(why.contains("connection refused"), "{why}");
     assert!(why.contains("is the server running?"), "{why}");
-    assert_eq!(why.matches(&port.to_string()).count(), 1, "the URL once: {why}");
+    assert_eq!(
+        why.matches(&port.to_string()).count(),
+        1,
+        "the URL once: {why}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

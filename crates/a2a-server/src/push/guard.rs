@@ -18,6 +18,10 @@ pub struct PushPolicy {
     pub allowed_hosts: Vec<String>,
     /// Allow every inner address (a private network where every receiver is trusted).
     pub allow_private: bool,
+    /// URL prefixes allowed whatever their address (`http://127.0.0.1:41241/inspector/hooks/`:
+    /// a receiver of the server's own, on its own address). A URL matches when its parsed,
+    /// normalized form starts with one, so `..` segments and user-info cannot step outside.
+    pub allowed_prefixes: Vec<String>,
 }
 
 impl PushPolicy {
@@ -43,7 +47,7 @@ impl PushPolicy {
             return Err(bad("has no host"));
         };
         let text = parsed.host_str().unwrap_or_default().to_owned();
-        if self.allows_host(&text) {
+        if self.allows_host(&text) || self.allows_prefix_of(&parsed) {
             return Ok(parsed);
         }
         let inner = match host {
@@ -62,6 +66,35 @@ impl PushPolicy {
         }
         Ok(parsed)
     }
+}
+
+impl PushPolicy {
+    /// Whether `url` (parsed, so normalized) starts with an allowed prefix.
+    pub fn allows_prefix_of(&self, url: &reqwest::Url) -> bool {
+        self.allowed_prefixes
+            .iter()
+            .any(|p| url.as_str().starts_with(p.as_str()))
+    }
+}
+
+/// An HTTP client that calls only what `policy` allows: names resolving to inner addresses
+/// are refused after DNS (unless allow-listed), redirects are not followed. Check each URL
+/// with [`PushPolicy::check_url`] first (literal addresses never reach the resolver).
+pub fn guarded_client(
+    policy: &PushPolicy,
+    timeout: Option<std::time::Duration>,
+) -> Result<reqwest::Client, A2aError> {
+    let mut b = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .dns_resolver(Arc::new(GuardedResolver {
+            policy: Arc::new(policy.clone()),
+        }))
+        .user_agent(concat!("a2a-rust/", env!("CARGO_PKG_VERSION")));
+    if let Some(t) = timeout {
+        b = b.timeout(t);
+    }
+    b.build()
+        .map_err(|e| A2aError::internal(format!("HTTP client: {e}")))
 }
 
 /// True for addresses a webhook must not reach without an allow-list entry.
@@ -169,5 +202,26 @@ mod tests {
         assert!(allowing.check_url("http://localhost:9/hook").is_ok());
         assert!(allowing.check_url("http://127.0.0.1:9/hook").is_ok());
         assert!(allowing.check_url("http://10.0.0.1/hook").is_err());
+    }
+
+    #[test]
+    fn an_allowed_prefix_admits_only_what_lies_under_it() {
+        let mut policy = PushPolicy::default();
+        policy.allowed_prefixes = vec!["http://127.0.0.1:41241/inspector/hooks/".into()];
+        assert!(
+            policy
+                .check_url("http://127.0.0.1:41241/inspector/hooks/abc")
+                .is_ok()
+        );
+        for url in [
+            "http://127.0.0.1:41241/inspector/hooks/../../a2a/echo",
+            "http://127.0.0.1:41241/inspector/hooks/%2e%2e/x/../../../a2a",
+            "http://127.0.0.1:41241@10.0.0.1/inspector/hooks/abc",
+            "http://127.0.0.1:5432/inspector/hooks/abc",
+            "http://127.0.0.1:41241/a2a/echo",
+            "https://127.0.0.1:41241/inspector/hooks/abc",
+        ] {
+            assert!(policy.check_url(url).is_err(), "{url} was allowed");
+        }
     }
 }

@@ -301,6 +301,14 @@ pub(crate) struct ServeArgs {
     /// state, open streams, store and executor timings).
     #[arg(help_heading = "Telemetry and logging", long)]
     no_metrics: bool,
+    /// Do not serve the inspector, the web console at /inspector/ (also what a browser gets
+    /// at /).
+    #[arg(help_heading = "Inspector", long)]
+    no_inspector: bool,
+    /// In the inspector, link each request's trace: a URL with {trace_id} in it (say
+    /// http://localhost:16686/trace/{trace_id} for Jaeger).
+    #[arg(help_heading = "Inspector", long, value_name = "TEMPLATE")]
+    trace_url: Option<String>,
 }
 
 /// `secs` as a duration; 0, negative or not a number mean "no limit".
@@ -365,6 +373,8 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         .limits(limits)
         .history_length(args.default_history_length, args.max_history_length)
         .max_terminal_tasks(args.max_terminal_tasks)
+        .inspector(!args.no_inspector)
+        .trace_url(args.trace_url.clone())
         .drain(std::time::Duration::from_secs_f64(
             args.drain_seconds.max(0.0),
         ));
@@ -466,7 +476,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         HostError::Store { .. } => anyhow::Error::new(e).context("cannot start"),
         e => anyhow::Error::new(e),
     })?;
-    print_banner(&host, args.agent.as_deref());
+    print_banner(&host, args.agent.as_deref(), !args.no_inspector);
     host.serve(async {
         a2a_server::shutdown_signal().await;
         eprintln!("a2a: shutting down: canceling running tasks, draining connections");
@@ -477,7 +487,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
 
 /// Writes the banner (what is served where) without panicking if nobody reads stdout any
 /// more.
-fn print_banner(host: &BoundHost, root_agent: Option<&str>) {
+fn print_banner(host: &BoundHost, root_agent: Option<&str>, inspector: bool) {
     let base = host.base_url();
     let urls = host.agent_urls();
     let mut banner = match root_agent {
@@ -497,6 +507,11 @@ fn print_banner(host: &BoundHost, root_agent: Option<&str>) {
     if root_agent.is_none() {
         for (name, url) in &urls {
             banner.push_str(&format!("  {name:<12} {url}\n"));
+        }
+        if inspector {
+            banner.push_str(&format!(
+                "a2a: inspector (web console) at {base}/inspector/\n"
+            ));
         }
     }
     use std::io::Write;

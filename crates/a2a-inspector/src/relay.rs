@@ -1,0 +1,188 @@
+//! The relay: a browser cannot call most agents directly (they send no CORS headers), so the
+//! console calls them through the host. `POST /inspector/api/relay` with the target in
+//! headers (`X-Relay-Url`, `X-Relay-Method`, and the target's own headers as a JSON object
+//! in `X-Relay-Headers`) and the body to send; the answer is the target's status and body,
+//! streamed (SSE included), with its headers as a JSON object in `X-Relay-Headers`.
+//!
+//! Only for a caller allowed to use the console, and only where push notifications may go:
+//! loopback, private, link-local and metadata addresses are refused (before the call for
+//! literal addresses, after DNS for names) unless the host allow-lists them; this host's own
+//! base URL is allowed, except the console's own paths (no relay through the relay).
+//! Redirects are not followed.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::{Json, Router};
+use futures::TryStreamExt;
+use serde_json::json;
+
+use crate::access::Shared;
+
+/// Largest request body relayed.
+const MAX_BODY: usize = 10 * 1024 * 1024;
+
+/// Headers never sent on: they describe the hop to the host, not the call to the target.
+const HOP_HEADERS: &[&str] = &[
+    "host",
+    "connection",
+    "content-length",
+    "transfer-encoding",
+    "keep-alive",
+    "upgrade",
+    "te",
+    "trailer",
+    "proxy-authorization",
+    "proxy-connection",
+    "cookie",
+];
+
+pub(crate) fn routes(shared: Arc<Shared>) -> Router {
+    Router::new()
+        .route(&format!("{}/api/relay", crate::PATH), post(relay))
+        .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY))
+        .with_state(shared)
+}
+
+/// An error of the relay itself (not of the target): 502, said so in `X-Relay-Error`.
+fn refused(status: StatusCode, message: impl Into<String>) -> Response {
+    let mut resp = (
+        status,
+        Json(json!({"error": {"code": status.as_u16(), "message": message.into()}})),
+    )
+        .into_response();
+    resp.headers_mut()
+        .insert("x-relay-error", HeaderValue::from_static("1"));
+    resp
+}
+
+async fn relay(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    body: bytes::Bytes,
+) -> Response {
+    if let Err(refusal) = shared.admit(&headers).await {
+        return refusal;
+    }
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let Some(target) = header("x-relay-url") else {
+        return refused(StatusCode::BAD_REQUEST, "X-Relay-Url is missing");
+    };
+    let url = match check_target(&shared, target) {
+        Ok(url) => url,
+        Err(why) => return refused(StatusCode::FORBIDDEN, why),
+    };
+    let method =
+        match header("x-relay-method").unwrap_or(if body.is_empty() { "GET" } else { "POST" }) {
+            m if m.eq_ignore_ascii_case("GET") => Method::GET,
+            m if m.eq_ignore_ascii_case("POST") => Method::POST,
+            m if m.eq_ignore_ascii_case("DELETE") => Method::DELETE,
+            m if m.eq_ignore_ascii_case("PUT") => Method::PUT,
+            m => {
+                return refused(
+                    StatusCode::BAD_REQUEST,
+                    format!("method {m} is not relayed"),
+                );
+            }
+        };
+    let mut out = HeaderMap::new();
+    if let Some(json) = header("x-relay-headers") {
+        let Ok(map) = serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(json)
+        else {
+            return refused(
+                StatusCode::BAD_REQUEST,
+                "X-Relay-Headers must be a JSON object of header names and values",
+            );
+        };
+        for (name, value) in map {
+            let (Ok(n), Some(Ok(v))) = (
+                HeaderName::try_from(name.as_str()),
+                value.as_str().map(HeaderValue::from_str),
+            ) else {
+                return refused(StatusCode::BAD_REQUEST, format!("invalid header {name:?}"));
+            };
+            if !HOP_HEADERS.contains(&n.as_str()) {
+                out.append(n, v);
+            }
+        }
+    }
+    let sent = shared
+        .client
+        .request(method, url.clone())
+        .headers(out)
+        .body(body)
+        .send()
+        .await;
+    let resp = match sent {
+        Ok(r) => r,
+        Err(e) => {
+            return refused(
+                StatusCode::BAD_GATEWAY,
+                format!("{url}: {}", a2a_client::describe_http_error(&e)),
+            );
+        }
+    };
+    let status = StatusCode::from_u16(resp.status().as_u16()).unwrap_or(StatusCode::BAD_GATEWAY);
+    let mut seen = serde_json::Map::new();
+    for (name, value) in resp.headers() {
+        if let Ok(v) = value.to_str() {
+            seen.insert(name.as_str().to_owned(), v.into());
+        }
+    }
+    let content_type = resp.headers().get(reqwest::header::CONTENT_TYPE).cloned();
+    let stream = resp.bytes_stream().map_err(std::io::Error::other);
+    let mut answer = Response::new(Body::from_stream(stream));
+    *answer.status_mut() = status;
+    if let Some(ct) = content_type.and_then(|v| HeaderValue::from_bytes(v.as_bytes()).ok()) {
+        answer.headers_mut().insert(http::header::CONTENT_TYPE, ct);
+    }
+    if let Ok(v) = HeaderValue::from_str(&serde_json::Value::Object(seen).to_string()) {
+        answer.headers_mut().insert("x-relay-headers", v);
+    }
+    answer.headers_mut().insert(
+        http::header::CACHE_CONTROL,
+        HeaderValue::from_static("no-store"),
+    );
+    answer
+}
+
+/// The target, if the relay may call it.
+fn check_target(shared: &Shared, target: &str) -> Result<reqwest::Url, String> {
+    let url = shared.policy.check_url(target).map_err(|e| e.to_string())?;
+    let own = format!("{}{}/", shared.config.base_url, crate::PATH);
+    if url.as_str().starts_with(&own) {
+        return Err("the console's own paths are not relayed".into());
+    }
+    Ok(url)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inner_addresses_and_the_console_itself_are_refused() {
+        let shared = Shared::new(crate::InspectorConfig::new("http://127.0.0.1:41241"));
+        for url in [
+            "http://127.0.0.1:5432/",
+            "http://10.0.0.7/a2a",
+            "http://169.254.169.254/latest/meta-data",
+            "http://localhost:41241/a2a/echo",
+            "http://127.0.0.1:41241/inspector/api/relay",
+            "http://127.0.0.1:41241/inspector/hooks/x",
+            "file:///etc/passwd",
+        ] {
+            assert!(check_target(&shared, url).is_err(), "{url} was allowed");
+        }
+        for url in [
+            "http://127.0.0.1:41241/a2a/echo",
+            "https://agents.example.com/a2a/echo",
+        ] {
+            assert!(check_target(&shared, url).is_ok(), "{url} was refused");
+        }
+    }
+}

@@ -103,7 +103,16 @@ impl Browser {
     pub async fn click(&self, css: &str) {
         // The element may be replaced as the page redraws: find it again if so.
         for _ in 0..5 {
-            if self.find(css).await.click().await.is_ok() {
+            let el = self.find(css).await;
+            // Into the middle of the window, away from the sticky composer at its bottom.
+            let _ = self
+                .client
+                .execute(
+                    "arguments[0].scrollIntoView({block: 'center'})",
+                    vec![serde_json::to_value(&el).unwrap()],
+                )
+                .await;
+            if el.click().await.is_ok() {
                 return;
             }
             tokio::time::sleep(Duration::from_millis(100)).await;

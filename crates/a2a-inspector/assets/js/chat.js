@@ -136,10 +136,12 @@ export function renderChat(root, session) {
     const t = turn.task;
     const state = turn.state();
     const actions = [];
-    if (t && turn.following) {
+    if (turn.superseded) {
+      // A later turn continued this task: its actions are there.
+    } else if (t && turn.following) {
       actions.push(h('button', { class: 'stop', onclick: () => stopFollowing(turn) }, 'Stop following'));
     }
-    if (t && state && !TERMINAL.includes(state)) {
+    if (t && state && !TERMINAL.includes(state) && !turn.superseded) {
       actions.push(h('button', { class: 'cancel danger', onclick: () => cancel(turn) }, 'Cancel task'));
       if (!turn.following && turn.stopped && streams) actions.push(h('button', { class: 'resubscribe', onclick: () => follow(turn) }, 'Follow again (SubscribeToTask)'));
     }
@@ -152,6 +154,7 @@ export function renderChat(root, session) {
           t ? [' · task ', h('code', { class: 'task-id' }, t.id), ' ', stateBadge(state)] : null,
           turn.following ? h('span', { class: 'hint following' }, ' · following…') : null),
         turn.reply ? renderMessage(turn.reply) : null,
+        turn.superseded ? h('p', { class: 'hint' }, 'Continued in a later turn.') : null,
         turn.stopped && state && !TERMINAL.includes(state) && !INTERRUPTED.includes(state)
           ? h('p', { class: 'note not-following', role: 'status' }, `Not following any more: the task keeps running on the agent (last seen ${stateLabel(state)}).`)
           : null,
@@ -167,6 +170,14 @@ export function renderChat(root, session) {
 
   function settle(turn) {
     const t = turn.task;
+    if (t) {
+      for (const earlier of chat.turns) {
+        if (earlier !== turn && earlier.task && earlier.task.id === t.id && !earlier.superseded && chat.turns.indexOf(earlier) < chat.turns.indexOf(turn)) {
+          earlier.superseded = true;
+          earlier.changed();
+        }
+      }
+    }
     if (t && t.contextId) chat.contextId = t.contextId;
     if (turn.reply && turn.reply.contextId) chat.contextId = turn.reply.contextId;
     const state = turn.state();

@@ -2,7 +2,16 @@
 // push config pointing at it to a task and shows each delivery as it arrives, with its
 // signature check.
 
-import { h, replace, clock } from './dom.js';
+import { h, replace, clock, stateLabel } from './dom.js';
+
+/** What a notification is about, in a few words. */
+function about(body) {
+  if (body.statusUpdate) return `status ${stateLabel(body.statusUpdate.status && body.statusUpdate.status.state)}`;
+  if (body.artifactUpdate) return `artifact ${body.artifactUpdate.artifact.name || body.artifactUpdate.artifact.artifactId}`;
+  if (body.task) return `task ${stateLabel(body.task.status && body.task.status.state)}`;
+  if (body.message) return 'message';
+  return '';
+}
 import { sseEvents } from './sse.js';
 
 function deliveryView(d) {
@@ -10,7 +19,7 @@ function deliveryView(d) {
   const kind = Object.keys(body)[0] || 'notification';
   const sig = d.signature || {};
   return h('li', { class: 'delivery', dataset: { signature: sig.state, kind } },
-    h('div', {}, h('span', { class: 'wire-time' }, clock(d.receivedAt)), ' ', h('strong', {}, kind),
+    h('div', {}, h('span', { class: 'wire-time' }, clock(d.receivedAt)), ' ', h('strong', {}, kind), ` ${about(body)}`,
       ' · signature ', h('span', { class: `badge sig-${sig.state}` }, sig.state || 'unknown'),
       sig.keySource ? h('span', { class: 'hint' }, ` (${sig.keySource})`) : null,
       sig.reason ? h('span', { class: 'error' }, ` ${sig.reason}`) : null,
@@ -37,7 +46,7 @@ export function renderPush(root, session) {
         const d = JSON.parse(ev.data);
         if (state.deliveries.some((x) => x.seq === d.seq)) continue;
         state.deliveries.push(d);
-        if (list.isConnected) draw();
+        if (state.redraw) state.redraw();
       }
     } catch {
       /* stopped */
@@ -84,7 +93,11 @@ export function renderPush(root, session) {
     status,
     h('h3', {}, 'Deliveries'),
     list);
+  // Deliveries keep coming while other views are shown; the push view shown draws them.
+  state.redraw = draw;
   draw();
   if (state.hook) follow();
-  return null;
+  return () => {
+    state.redraw = null;
+  };
 }

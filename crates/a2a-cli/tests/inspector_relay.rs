@@ -1,0 +1,58 @@
+//! The inspector reaching an agent on another host, through its own host (a browser cannot
+//! call it directly): the card is fetched and checked, and the conversation goes through the
+//! relay, shown as such on the wire.
+
+mod browser;
+mod common;
+
+use browser::Browser;
+use common::*;
+
+#[cfg_attr(
+    not(a2a_browser),
+    ignore = "needs chromium and chromedriver (Debian: apt-get install chromium chromium-driver)"
+)]
+#[tokio::test(flavor = "multi_thread")]
+async fn an_agent_on_another_host_is_reached_through_the_relay() {
+    // The other host is on loopback too, which the relay reaches only when allowed, as push.
+    let here = serve(&["--store", "memory", "--push-allow", "127.0.0.1"]);
+    let there = serve(&["--store", "memory", "--no-inspector"]);
+    let base = here.base.clone();
+    let far = format!("{}/a2a/echo", there.base);
+    let b = Browser::start("relay", 1280, 800).await;
+    b.check(async {
+        b.goto(&format!("{base}/inspector/#/agents")).await;
+        b.type_into("#agent-url", &far).await;
+        b.click(".add-agent button[type=submit]").await;
+        b.wait_text("#card-check", "Valid against the specification")
+            .await;
+        let line = b.wait_text("#agent-line", "through the host").await;
+        assert!(line.contains(&far), "{line}");
+
+        b.click("nav a[data-view=chat]").await;
+        b.type_into("#message-text", "task: from afar").await;
+        b.click("#send").await;
+        let turn = b
+            .wait_text("#transcript li.turn:nth-child(1)", "completed")
+            .await;
+        assert!(turn.contains("from afar"), "{turn}");
+
+        b.click("nav a[data-view=wire]").await;
+        let wire = b.wait_text(".wire-list", "through the host").await;
+        assert!(wire.contains(&there.base), "{wire}");
+        b.screenshot("relay").await;
+    })
+    .await;
+
+    // Not everywhere: the relay refuses inner addresses the host does not allow.
+    let closed = serve(&["--store", "memory"]);
+    let r = reqwest::Client::new()
+        .post(format!("{}/inspector/api/relay", closed.base))
+        .header("x-relay-url", format!("{}/a2a/echo", there.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403);
+    let text = r.text().await.unwrap();
+    assert!(text.contains("loopback"), "{text}");
+}

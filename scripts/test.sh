@@ -34,6 +34,26 @@ else
   echo "interop: $python_note"
 fi
 
+# The inspector's browser tests drive Debian's chromium through chromedriver: installed here
+# when missing on a root Debian machine; else those tests are built ignored (and fail under
+# CI=true).
+browser_note=""
+if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "browser: installing chromium and chromium-driver (Debian packages)"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y -q chromium chromium-driver >"$logs/apt-chromium.log" 2>&1 ||
+      { apt-get update -q >>"$logs/apt-chromium.log" 2>&1 &&
+        apt-get install -y -q chromium chromium-driver >>"$logs/apt-chromium.log" 2>&1; } ||
+      echo "browser: could not install them (see $logs/apt-chromium.log)"
+  fi
+fi
+if command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1; then
+  browser_note="ran in $(chromium --version 2>/dev/null | head -1)"
+else
+  browser_note="SKIPPED: no chromium and chromedriver (Debian: apt-get install chromium chromium-driver; or set A2A_CHROMIUM and A2A_CHROMEDRIVER)"
+fi
+
 # The request-parser fuzzer (crates/a2a-server/tests/fuzz_parsers.rs) runs this long; in
 # CI a minute, elsewhere 5 s unless A2A_FUZZ_SECONDS says otherwise.
 if [ "$ci" = true ]; then
@@ -81,6 +101,7 @@ fi
       esac
     done
   echo "python SDK interop: $python_note"
+  echo "inspector browser tests: $browser_note"
   tck_line=$(grep -E '^tck: ' "$logs/tck.log" | tail -1)
   case "$tck_line" in
     *skipped*) echo "conformance (TCK): SKIPPED: no TCK found; set A2A_TCK (a folder with run-tck.sh and both suites) or A2A_TCK_V10 and A2A_TCK_V03 (checkouts of github.com/a2aproject/a2a-tck): see the README's Conformance section" ;;

@@ -2,7 +2,7 @@
 //! shown for what it is); `slow` streams its `progress` artifact, Stop following leaves the
 //! task WORKING (checked through A2A), Cancel ends it CANCELED with only `progress`; `multi`
 //! goes through INPUT_REQUIRED to COMPLETED in one task and one context, its chunks
-//! reassembled into one artifact.
+//! reassembled into one artifact; the session exported and imported to look at later.
 
 mod browser;
 mod common;
@@ -127,9 +127,41 @@ async fn talk_stream_stop_cancel_and_answer_in_place() {
             .unwrap();
         assert_eq!(answered_in, asked_in, "the answer continues the same task");
         assert_eq!(b.find("#context-id").await.text().await.unwrap(), context);
+        b.js("window.scrollTo(0, 0); return true").await;
         b.screenshot("multi").await;
 
+        // The session exported (card, conversation, wire) and imported in a fresh page.
+        let doc = b
+            .js("return JSON.stringify(window.a2aInspector.sessionDocument())")
+            .await;
+        let path = std::env::temp_dir().join(format!("a2a-session-{}.json", std::process::id()));
+        std::fs::write(&path, doc.as_str().unwrap()).unwrap();
+        b.goto(&format!("{base}/inspector/#/agents")).await;
+        b.wait_text("#agent-list", "echo").await;
+        b.find("#import")
+            .await
+            .send_keys(&path.display().to_string())
+            .await
+            .unwrap();
+        b.wait_text("#agent-name", "Multi").await;
+        b.click("nav a[data-view=chat]").await;
+        let imported = b.wait_text("#transcript", "my answer").await;
+        assert!(imported.contains(&asked_in), "{imported}");
+        assert!(
+            !b.has("#composer").await,
+            "an imported session is only looked at"
+        );
+        b.click("nav a[data-view=wire]").await;
+        b.wait_text(".wire-list", "SendStreamingMessage").await;
+        let _ = std::fs::remove_file(&path);
+
         // A new conversation forgets the context.
+        b.goto(&format!("{base}/inspector/?agent=multi#/chat"))
+            .await;
+        b.wait_text("#agent-name", "Multi").await;
+        b.type_into("#message-text", "start").await;
+        b.click("#send").await;
+        b.wait_text("#context-id", "context ").await;
         b.click("#new-conversation").await;
         b.wait_text("#context-id", "a new conversation").await;
     })

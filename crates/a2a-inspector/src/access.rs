@@ -21,7 +21,6 @@ pub(crate) struct Shared {
     pub(crate) client: reqwest::Client,
     /// The relay's policy: the push policy, plus this host's own base URL.
     pub(crate) policy: a2a_server::push::PushPolicy,
-    pub(crate) hooks: crate::hooks::Registry,
 }
 
 impl Shared {
@@ -36,7 +35,6 @@ impl Shared {
             config,
             client,
             policy,
-            hooks: crate::hooks::Registry::default(),
         }
     }
 

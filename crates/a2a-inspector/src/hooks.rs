@@ -65,7 +65,17 @@ impl Registry {
     }
 }
 
+/// The receivers, with what every host-side operation shares.
+pub(crate) struct Hooks {
+    shared: Arc<Shared>,
+    registry: Registry,
+}
+
 pub(crate) fn routes(shared: Arc<Shared>) -> Router {
+    let hooks = Arc::new(Hooks {
+        shared,
+        registry: Registry::default(),
+    });
     Router::new()
         .route(&format!("{}/api/hooks", crate::PATH), post(create))
         .route(
@@ -76,7 +86,7 @@ pub(crate) fn routes(shared: Arc<Shared>) -> Router {
             &format!("{}/hooks/{{id}}", crate::PATH),
             post(receive).layer(axum::extract::DefaultBodyLimit::max(MAX_BODY)),
         )
-        .with_state(shared)
+        .with_state(hooks)
 }
 
 fn not_found() -> Response {
@@ -88,12 +98,12 @@ fn not_found() -> Response {
 }
 
 /// A receiver for the caller.
-async fn create(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
-    let owner = match shared.admit(&headers).await {
+async fn create(State(hooks): State<Arc<Hooks>>, headers: HeaderMap) -> Response {
+    let owner = match hooks.shared.admit(&headers).await {
         Ok(p) => p.map(|p| p.id().to_owned()),
         Err(refusal) => return refusal,
     };
-    if !shared.config.push {
+    if !hooks.shared.config.push {
         return (
             StatusCode::CONFLICT,
             Json(json!({"error": {"code": 409, "message": "this host does not send push notifications (--no-push)"}})),
@@ -102,10 +112,10 @@ async fn create(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Respon
     }
     // Two v4-style ids: 244 random bits, not guessable.
     let id = format!("{}{}", a2a_types::new_id(), a2a_types::new_id()).replace('-', "");
-    let url = format!("{}{id}", shared.config.hooks_prefix());
+    let url = format!("{}{id}", hooks.shared.config.hooks_prefix());
     let token = a2a_types::new_id();
     let (live, _) = broadcast::channel(64);
-    shared.hooks.add(
+    hooks.registry.add(
         id.clone(),
         Arc::new(Hook {
             owner,
@@ -120,18 +130,18 @@ async fn create(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Respon
 
 /// A notification posted by an agent.
 async fn receive(
-    State(shared): State<Arc<Shared>>,
+    State(hooks): State<Arc<Hooks>>,
     Path(id): Path<String>,
     headers: HeaderMap,
     body: bytes::Bytes,
 ) -> Response {
-    let Some(hook) = shared.hooks.get(&id) else {
+    let Some(hook) = hooks.registry.get(&id) else {
         return not_found();
     };
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
     let signature = match header(a2a_types::NOTIFICATION_SIGNATURE_HEADER) {
         None => json!({"state": "unsigned"}),
-        Some(sig) => check_signature(&shared, sig, &body, &hook.url).await,
+        Some(sig) => check_signature(&hooks.shared, sig, &body, &hook.url).await,
     };
     let token = header("x-a2a-notification-token");
     let mut shown = serde_json::Map::new();
@@ -219,15 +229,15 @@ fn jwt_header(jwt: &str) -> Option<Value> {
 
 /// What a receiver got, then each delivery as it comes (server-sent events).
 async fn events(
-    State(shared): State<Arc<Shared>>,
+    State(hooks): State<Arc<Hooks>>,
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    let caller = match shared.admit(&headers).await {
+    let caller = match hooks.shared.admit(&headers).await {
         Ok(p) => p.map(|p| p.id().to_owned()),
         Err(refusal) => return refusal,
     };
-    let Some(hook) = shared.hooks.get(&id) else {
+    let Some(hook) = hooks.registry.get(&id) else {
         return not_found();
     };
     // Another caller's receiver is answered as one that does not exist.

@@ -236,16 +236,15 @@ impl Checker<'_> {
             }
             if let Some(oneof) = field.containing_oneof()
                 && !oneof.is_synthetic()
+                && let Some(other) = oneof_seen.insert(oneof.name().to_owned(), key.clone())
             {
-                if let Some(other) = oneof_seen.insert(oneof.name().to_owned(), key.clone()) {
-                    self.error(
-                        &at,
-                        format!(
-                            "{key} and {other} are both members of the oneof {}: set at most one",
-                            oneof.name()
-                        ),
-                    );
-                }
+                self.error(
+                    &at,
+                    format!(
+                        "{key} and {other} are both members of the oneof {}: set at most one",
+                        oneof.name()
+                    ),
+                );
             }
             self.field(&field, v, &at);
         }

@@ -136,6 +136,17 @@ pub struct Metrics {
     request_seconds: HistogramFamily<LatencyLabels>,
     refused: Family<ReasonLabels, Counter>,
     push: Family<OutcomeLabels, Counter>,
+    in_flight: prometheus_client::metrics::gauge::Gauge,
+}
+
+/// One request being handled: counted in `a2a_requests_in_flight` until dropped.
+#[derive(Debug)]
+pub(crate) struct InFlight(());
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        global().in_flight.dec();
+    }
 }
 
 impl std::fmt::Debug for Metrics {
@@ -179,13 +190,26 @@ impl Metrics {
             "Push notification attempts by outcome: delivered, retried (a failed attempt that will be tried again), rejected (the receiver refused it with a 4xx), gave_up (retries exhausted), refused (the address is not allowed)",
             push.clone(),
         );
+        let in_flight = prometheus_client::metrics::gauge::Gauge::default();
+        registry.register(
+            "requests_in_flight",
+            "A2A requests being handled now (a stream until it is open)",
+            in_flight.clone(),
+        );
         Self {
             refused,
             push,
             registry,
             requests,
             request_seconds,
+            in_flight,
         }
+    }
+
+    /// Counts a request as being handled until the guard is dropped.
+    pub(crate) fn request_started(&self) -> InFlight {
+        self.in_flight.inc();
+        InFlight(())
     }
 
     /// The metrics in the Prometheus text format (version 0.0.4).

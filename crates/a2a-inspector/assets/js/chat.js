@@ -89,6 +89,23 @@ class Turn {
   }
 }
 
+/** A turn of an imported session, as it was recorded. */
+function importedTurn(rec) {
+  const state = rec.task && rec.task.status && rec.task.status.state;
+  return [
+    h('div', { class: 'you' }, h('span', { class: 'who' }, 'You'), rec.message ? renderMessage(rec.message) : null),
+    h('div', { class: 'agent', dataset: { shape: rec.shape || '', state: stateLabel(state) } },
+      h('div', { class: 'who' }, 'Agent', rec.shape ? ` · ${rec.shape}` : '',
+        rec.task ? [' · task ', h('code', { class: 'task-id' }, rec.task.id), ' ', stateBadge(state)] : null),
+      rec.reply ? renderMessage(rec.reply) : null,
+      (rec.statuses || []).length
+        ? h('ol', { class: 'timeline' }, rec.statuses.slice(-50).map((st) => h('li', {}, h('span', { class: 'wire-time' }, clock(st.at)), ' ', stateBadge(st.state), st.text ? ` ${st.text}` : '')))
+        : null,
+      ((rec.task && rec.task.artifacts) || []).map((a) => renderArtifact(a)),
+      rec.error ? h('p', { class: 'error' }, rec.error) : null),
+  ];
+}
+
 export function renderChat(root, session) {
   const chat = session.chat;
   const conn = session.connection();
@@ -119,12 +136,14 @@ export function renderChat(root, session) {
   const blocks = new Map();
   const drawTurn = (turn) => {
     let li = blocks.get(turn);
+    const fresh = !li;
     if (!li) {
       li = h('li', { class: 'turn' });
       blocks.set(turn, li);
       transcript.append(li);
     }
     replace(li, turnView(turn));
+    if (fresh && turn === chat.turns[chat.turns.length - 1]) li.scrollIntoView({ block: 'nearest' });
   };
   // A turn still streaming when the view is left goes on; the view shown draws it.
   const attach = (turn) => {
@@ -321,12 +340,12 @@ export function renderChat(root, session) {
     h('div', { class: 'toolbar' }, h('h2', {}, 'Conversation'), context,
       h('button', { id: 'new-conversation', onclick: () => { session.newConversation(); session.render(); } }, 'New conversation')),
     session.imported ? h('p', { class: 'hint' }, 'An imported session: its conversation is shown as recorded.') : null,
-    transcript, composer);
+    transcript, session.imported ? null : composer);
   for (const turn of chat.turns) {
     if (turn instanceof Turn) {
       attach(turn);
       drawTurn(turn);
-    } else transcript.append(h('li', { class: 'turn imported' }, h('pre', {}, JSON.stringify(turn, null, 2))));
+    } else transcript.append(h('li', { class: 'turn imported' }, importedTurn(turn)));
   }
   chat.drawLabel = drawLabel;
   drawLabel();

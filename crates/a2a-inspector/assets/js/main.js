@@ -9,7 +9,7 @@ import { renderChat } from './chat.js';
 import { renderTasks, renderTask } from './tasks.js';
 import { renderPush } from './push.js';
 import { renderHost } from './host.js';
-import { exportSession, importSession } from './session.js';
+import { exportSession, importSession, sessionDocument } from './session.js';
 
 const CREDENTIALS_KEY = 'a2a-inspector-credentials';
 
@@ -245,6 +245,9 @@ async function boot() {
   }
   start();
 }
+
+// For the browser's developer console (and tests): the session and its export.
+window.a2aInspector = { session, sessionDocument: () => sessionDocument(session) };
 
 // The views reach these through the session (no module imports this one).
 session.go = go;

@@ -14,8 +14,9 @@ function turnRecord(t) {
   };
 }
 
-export function exportSession(session) {
-  const doc = {
+/** The session as one JSON document. */
+export function sessionDocument(session) {
+  return {
     format: FORMAT,
     exportedAt: new Date().toISOString(),
     agent: session.agent && { label: session.agent.label, base: session.agent.base, cardUrl: session.agent.cardUrl, remote: session.agent.remote, card: session.agent.card, check: session.agent.check },
@@ -23,6 +24,11 @@ export function exportSession(session) {
     conversation: { contextId: session.chat.contextId, turns: session.chat.turns.map((t) => (t.message ? turnRecord(t) : t)) },
     wire: session.wire.exported(),
   };
+}
+
+/** Downloads the session as a JSON file. */
+export function exportSession(session) {
+  const doc = sessionDocument(session);
   const blob = new Blob([JSON.stringify(doc, null, 2)], { type: 'application/json' });
   const a = document.createElement('a');
   a.href = URL.createObjectURL(blob);

@@ -242,6 +242,7 @@ impl RequestHandler {
         operation: impl Future<Output = Result<T, A2aError>>,
     ) -> Result<T, A2aError> {
         let started = Instant::now();
+        let _in_flight = crate::metrics::global().request_started();
         let span = telemetry::request_span(&self.card.name, method, call, task_id);
         let result = span.run(operation).await;
         let elapsed = started.elapsed();

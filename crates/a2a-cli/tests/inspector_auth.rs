@@ -48,6 +48,8 @@ async fn a_caller_without_credentials_is_refused() {
     let hook: serde_json::Value = http
         .post(format!("{base}/inspector/api/hooks"))
         .bearer_auth("s3cret-a")
+        .header("content-type", "application/json")
+        .body("{}")
         .send()
         .await
         .unwrap()

@@ -35,7 +35,14 @@ impl AgentExecutor for Flood {
 )]
 #[tokio::test(flavor = "multi_thread")]
 async fn narrow_window_keyboard_host_view_and_a_flood() {
-    let s = serve(&["--store", "memory", "--push-allow", "127.0.0.1"]);
+    let s = serve(&[
+        "--store",
+        "memory",
+        "--push-allow",
+        "127.0.0.1",
+        "--trace-url",
+        "http://jaeger.example/trace/{trace_id}",
+    ]);
     let base = s.base.clone();
     let flood = A2aServer::new(Flood, AgentCard::new("Flood", "streams a lot"))
         .spawn_local()
@@ -76,6 +83,11 @@ async fn narrow_window_keyboard_host_view_and_a_flood() {
         assert!(agents.contains("echo"), "{agents}");
         let traces = b.wait_text("#traces", "SendStreamingMessage").await;
         assert!(traces.contains("Traces"), "{traces}");
+        let link = b.find("#traces a").await.attr("href").await.unwrap().unwrap();
+        assert!(
+            link.starts_with("http://jaeger.example/trace/") && link.len() == 28 + 32,
+            "a link to the request's trace: {link}"
+        );
 
         // 10 000 events and 5 MB: the page keeps running its timers, and shows the end.
         b.click("nav a[data-view=agents]").await;

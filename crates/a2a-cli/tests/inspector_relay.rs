@@ -19,6 +19,11 @@ async fn an_agent_on_another_host_is_reached_through_the_relay() {
     let there = serve(&["--store", "memory", "--no-inspector"]);
     let base = here.base.clone();
     let far = format!("{}/a2a/echo", there.base);
+    // --no-inspector: no console there.
+    let r = reqwest::get(format!("{}/inspector/", there.base))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404);
     let b = Browser::start("relay", 1280, 800).await;
     b.check(async {
         b.goto(&format!("{base}/inspector/#/agents")).await;
@@ -55,4 +60,23 @@ async fn an_agent_on_another_host_is_reached_through_the_relay() {
     assert_eq!(r.status(), 403);
     let text = r.text().await.unwrap();
     assert!(text.contains("loopback"), "{text}");
+
+    // A host anyone can reach without credentials is not an open proxy: its console reaches
+    // only itself.
+    let open = serve(&[
+        "--store",
+        "memory",
+        "--host",
+        "0.0.0.0",
+        "--push-allow-private",
+    ]);
+    let r = reqwest::Client::new()
+        .post(format!("{}/inspector/api/relay", open.base))
+        .header("x-relay-url", format!("{}/a2a/echo", there.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403);
+    let text = r.text().await.unwrap();
+    assert!(text.contains("open proxy"), "{text}");
 }

@@ -71,6 +71,26 @@ async fn each_call_is_shown_and_its_curl_command_works() {
         assert!(a2a.starts_with("a2a send "), "{a2a}");
         b.screenshot("wire").await;
 
+        // The same over HTTP+JSON, JSON-RPC v0.3 and gRPC (made by the host), chosen per
+        // agent.
+        b.click("nav a[data-view=chat]").await;
+        for (choice, expected) in [
+            ("HTTP+JSON|1.0", "/a2a/echo/message:send"),
+            ("JSONRPC|0.3", "message/send"),
+            ("GRPC|1.0", "lf.a2a.v1.A2AService/SendMessage"),
+        ] {
+            b.find("#interface").await.select_by_value(choice).await.unwrap();
+            b.find("#send-mode").await.select_by_value("send").await.unwrap();
+            b.type_into("#message-text", &format!("task: over {choice}")).await;
+            b.click("#send").await;
+            let done = b.wait_text("#transcript", &format!("over {choice}")).await;
+            assert!(done.contains("completed"), "{choice}: {done}");
+            let last = b
+                .js("const e = window.a2aInspector.session.wire.entries.at(-1); return e.request.url + ' ' + (e.request.body || '')")
+                .await;
+            assert!(last.as_str().unwrap().contains(expected), "{choice}: {last}");
+        }
+
         // The command works as copied.
         let out = std::process::Command::new("sh")
             .arg("-c")

@@ -44,11 +44,28 @@ impl a2a_inspector::TaskLogs for HostTaskLogs {
             {
                 return None;
             }
+            // No more of the history than A2A answers with.
+            let limit = handler.max_history_length();
+            let messages = log
+                .iter()
+                .filter(|r| matches!(r.event, TaskEvent::UserMessage(_)))
+                .count();
+            let mut skip = limit.map_or(0, |n| messages.saturating_sub(n));
             let events = log
                 .iter()
                 .filter_map(|r| {
                     let body = match &r.event {
-                        TaskEvent::Created(t) => json!({"task": t}),
+                        TaskEvent::Created(t) => {
+                            let mut t = t.clone();
+                            if let Some(n) = limit {
+                                t.truncate_history(n);
+                            }
+                            json!({"task": t})
+                        }
+                        TaskEvent::UserMessage(_) if skip > 0 => {
+                            skip -= 1;
+                            return None;
+                        }
                         TaskEvent::Status(s) => json!({"statusUpdate": s}),
                         TaskEvent::Artifact(a) => json!({"artifactUpdate": a}),
                         TaskEvent::UserMessage(m) => json!({"message": m}),

@@ -367,7 +367,7 @@ impl HostBuilder {
             };
         }
         if self.inspector {
-            let inspector = self.inspector_config(&base, &config, &host);
+            let inspector = self.inspector_config(&base, local, &config, &host);
             host = host.inspector(inspector);
         }
         let grpc_address = self
@@ -397,6 +397,7 @@ impl HostBuilder {
     fn inspector_config(
         &self,
         base: &str,
+        local: SocketAddr,
         config: &HandlerConfig,
         host: &AgentHost,
     ) -> a2a_inspector::InspectorConfig {
@@ -414,6 +415,9 @@ impl HostBuilder {
         c.task_logs = Some(Arc::new(crate::inspect::HostTaskLogs::new(
             host.handlers_by_id(),
         )));
+        // Reaching other agents for the console is an open proxy on a host that anyone can
+        // reach without credentials.
+        c.reach_out = config.auth.is_some() || local.ip().is_loopback();
         c
     }
 

@@ -18,10 +18,14 @@ use crate::InspectorConfig;
 pub(crate) struct Shared {
     pub(crate) config: InspectorConfig,
     /// Calls other agents (and this host, for the relay): only what the policy allows.
-    pub(crate) client: reqwest::Client,
+    /// `None` when it could not be built with its guard: then nothing is called.
+    client: Option<reqwest::Client>,
     /// The relay's policy: the push policy, plus this host's own base URL.
     pub(crate) policy: a2a_server::push::PushPolicy,
 }
+
+/// Longest a card or a key set may take to arrive.
+const FETCH_TIME: std::time::Duration = std::time::Duration::from_secs(10);
 
 impl Shared {
     pub(crate) fn new(config: InspectorConfig) -> Self {
@@ -29,13 +33,76 @@ impl Shared {
         policy
             .allowed_prefixes
             .push(format!("{}/", config.base_url));
-        let client = a2a_server::push::guard::guarded_client(&policy, None)
-            .unwrap_or_else(|_| reqwest::Client::new());
+        let client = match a2a_server::push::guard::guarded_client(&policy, None) {
+            Ok(c) => Some(c),
+            Err(e) => {
+                tracing::warn!(error = %e, "inspector: no guarded HTTP client; it calls no agent");
+                None
+            }
+        };
         Self {
             config,
             client,
             policy,
         }
+    }
+
+    /// The client for `url`, if the console may call it: where the push policy allows (this
+    /// host's own base URL included), never the console's own paths, and elsewhere than
+    /// this host only when [`InspectorConfig::reach_out`] allows.
+    pub(crate) fn target(&self, url: &str) -> Result<(reqwest::Url, &reqwest::Client), String> {
+        let Some(client) = &self.client else {
+            return Err(
+                "the console cannot call other agents here (no guarded HTTP client)".into(),
+            );
+        };
+        let parsed = self.policy.check_url(url).map_err(|e| e.to_string())?;
+        // Whatever the name of the host, the console does not call itself.
+        if parsed.path().starts_with(&format!("{}/", crate::PATH)) {
+            return Err("the console's own paths are not relayed".into());
+        }
+        let own = parsed
+            .as_str()
+            .starts_with(&format!("{}/", self.config.base_url));
+        if !own && !self.config.reach_out {
+            return Err("this host reaches other agents for the console only with authentication on, or when it listens on loopback (else it would be an open proxy)".into());
+        }
+        Ok((parsed, client))
+    }
+
+    /// The JSON at `url` (allowed by [`target`](Self::target)), at most `cap` bytes, within
+    /// [`FETCH_TIME`].
+    pub(crate) async fn fetch_json(
+        &self,
+        url: &str,
+        cap: usize,
+    ) -> Result<serde_json::Value, String> {
+        let (target, client) = self.target(url)?;
+        let read = async {
+            let mut resp = client
+                .get(target)
+                .send()
+                .await
+                .map_err(|e| format!("{url}: {}", a2a_client::describe_http_error(&e)))?;
+            if !resp.status().is_success() {
+                return Err(format!("{url}: HTTP {}", resp.status()));
+            }
+            let mut body = Vec::new();
+            while let Some(chunk) = resp
+                .chunk()
+                .await
+                .map_err(|e| format!("{url}: {}", a2a_client::describe_http_error(&e)))?
+            {
+                if body.len() + chunk.len() > cap {
+                    return Err(format!("{url}: larger than {cap} bytes"));
+                }
+                body.extend_from_slice(&chunk);
+            }
+            serde_json::from_slice(&body).map_err(|e| format!("{url}: not JSON: {e}"))
+        };
+        tokio::time::timeout(FETCH_TIME, read)
+            .await
+            .unwrap_or_else(|_| Err(format!("{url}: no answer within {FETCH_TIME:?}")))
     }
 
     /// The caller, when the host's authenticator accepts the request's credentials (`None`

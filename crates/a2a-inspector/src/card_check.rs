@@ -104,29 +104,20 @@ async fn fetch_card(shared: &Shared, url: &str) -> Result<(Value, String), Strin
     let candidates = a2a_client::card::card_urls(url).map_err(|e| e.to_string())?;
     let mut last = String::from("no agent card found");
     for candidate in candidates.iter().map(ToString::to_string) {
-        let target = shared
-            .policy
-            .check_url(&candidate)
-            .map_err(|e| e.to_string())?;
-        match shared.client.get(target).send().await {
-            Ok(r) if r.status().is_success() => {
-                return r
-                    .json::<Value>()
-                    .await
-                    .map(|card| (card, candidate.clone()))
-                    .map_err(|e| format!("{candidate}: not JSON: {e}"));
-            }
-            Ok(r) => last = format!("{candidate}: HTTP {}", r.status()),
-            Err(e) => {
-                return Err(format!(
-                    "{candidate}: {}",
-                    a2a_client::describe_http_error(&e)
-                ));
-            }
+        match shared.fetch_json(&candidate, MAX_CARD).await {
+            Ok(card) => return Ok((card, candidate)),
+            // Not there: the next well-known path may be.
+            Err(why) if why.contains("HTTP 404") => last = why,
+            Err(why) => return Err(why),
         }
     }
     Err(last)
 }
+
+/// Largest card fetched.
+const MAX_CARD: usize = 1024 * 1024;
+/// Largest key set fetched.
+pub(crate) const MAX_KEYS: usize = 256 * 1024;
 
 /// The signature's state: `unsigned`, `valid` (key id, key source) or `invalid` (why).
 async fn check_signature(shared: &Shared, card: &Value, from: Option<&str>) -> Value {
@@ -151,15 +142,13 @@ async fn check_signature(shared: &Shared, card: &Value, from: Option<&str>) -> V
             "keySource": jku,
         });
     }
-    let keys: JwkSet = match shared.policy.check_url(&jku) {
-        Err(e) => return json!({"state": "invalid", "reason": e.to_string(), "keySource": jku}),
-        Ok(url) => match signature::fetch_keys(&shared.client, url.as_str()).await {
+    let keys: JwkSet =
+        match shared.fetch_json(&jku, MAX_KEYS).await.and_then(|v| {
+            serde_json::from_value(v).map_err(|e| format!("{jku}: not a JWK Set: {e}"))
+        }) {
             Ok(k) => k,
-            Err(e) => {
-                return json!({"state": "invalid", "reason": e.to_string(), "keySource": jku});
-            }
-        },
-    };
+            Err(why) => return json!({"state": "invalid", "reason": why, "keySource": jku}),
+        };
     match signature::verify_card(card, &keys) {
         Ok(kid) => json!({"state": "valid", "kid": kid, "keySource": jku}),
         Err(e) => json!({"state": "invalid", "reason": e.to_string(), "keySource": jku}),

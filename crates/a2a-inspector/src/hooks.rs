@@ -7,8 +7,11 @@
 //! A receiver belongs to the caller that asked for it: with authentication, another caller's
 //! request for its deliveries answers 404, as for one that does not exist. The receiver
 //! itself (`POST /inspector/hooks/{id}`) is open, as webhooks are: agents post to it.
-//! Receivers are kept in memory, at most [`MAX_HOOKS`] (the oldest goes first), each with its
-//! last [`MAX_DELIVERIES`] deliveries.
+//! Receivers are kept in memory: at most [`MAX_HOOKS_PER_CALLER`] per caller (its oldest goes
+//! first) and [`MAX_HOOKS`] in all, each with its last [`MAX_DELIVERIES`] deliveries and at
+//! most [`MAX_BYTES`] of them; a delivery's body is kept as text, cut at
+//! [`MAX_KEPT_BODY`]. Whoever knows a receiver's URL can post to it, so what one can hold is
+//! bounded, and a signature is called valid only when this host's own key made it.
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
@@ -30,8 +33,14 @@ use crate::access::Shared;
 
 /// Most receivers kept.
 pub const MAX_HOOKS: usize = 256;
+/// Most receivers kept per caller.
+pub const MAX_HOOKS_PER_CALLER: usize = 8;
 /// Most deliveries kept per receiver.
 pub const MAX_DELIVERIES: usize = 500;
+/// Most bytes of deliveries kept per receiver.
+pub const MAX_BYTES: usize = 4 * 1024 * 1024;
+/// Largest body kept of one delivery.
+pub const MAX_KEPT_BODY: usize = 64 * 1024;
 /// Largest notification accepted.
 const MAX_BODY: usize = 1024 * 1024;
 
@@ -46,8 +55,15 @@ struct Hook {
     owner: Option<String>,
     url: String,
     token: String,
-    deliveries: Mutex<VecDeque<Value>>,
+    deliveries: Mutex<Deliveries>,
     live: broadcast::Sender<Value>,
+}
+
+#[derive(Default)]
+struct Deliveries {
+    kept: VecDeque<(Value, usize)>,
+    bytes: usize,
+    next: u64,
 }
 
 impl Registry {
@@ -56,8 +72,16 @@ impl Registry {
         hooks.iter().find(|(k, _)| k == id).map(|(_, h)| h.clone())
     }
 
+    /// Adds a receiver; the caller's oldest goes when it has too many, the oldest of all
+    /// when there are too many (so one caller cannot push out the others' by itself).
     fn add(&self, id: String, hook: Arc<Hook>) {
         let mut hooks = self.hooks.lock().unwrap_or_else(|e| e.into_inner());
+        let mine = hooks.iter().filter(|(_, h)| h.owner == hook.owner).count();
+        if mine >= MAX_HOOKS_PER_CALLER
+            && let Some(i) = hooks.iter().position(|(_, h)| h.owner == hook.owner)
+        {
+            hooks.remove(i);
+        }
         if hooks.len() >= MAX_HOOKS {
             hooks.pop_front();
         }
@@ -103,6 +127,18 @@ async fn create(State(hooks): State<Arc<Hooks>>, headers: HeaderMap) -> Response
         Ok(p) => p.map(|p| p.id().to_owned()),
         Err(refusal) => return refusal,
     };
+    // A JSON request, which another site cannot make without asking first (CORS).
+    let json = headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if !json {
+        return (
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Json(json!({"error": {"code": 415, "message": "send Content-Type: application/json"}})),
+        )
+            .into_response();
+    }
     if !hooks.shared.config.push {
         return (
             StatusCode::CONFLICT,
@@ -110,10 +146,14 @@ async fn create(State(hooks): State<Arc<Hooks>>, headers: HeaderMap) -> Response
         )
             .into_response();
     }
-    // Two v4-style ids: 244 random bits, not guessable.
-    let id = format!("{}{}", a2a_types::new_id(), a2a_types::new_id()).replace('-', "");
+    // Two random (v4) UUIDs: 244 random bits, not guessable; the token another 122.
+    let id = format!(
+        "{}{}",
+        uuid::Uuid::new_v4().simple(),
+        uuid::Uuid::new_v4().simple()
+    );
     let url = format!("{}{id}", hooks.shared.config.hooks_prefix());
-    let token = a2a_types::new_id();
+    let token = uuid::Uuid::new_v4().simple().to_string();
     let (live, _) = broadcast::channel(64);
     hooks.registry.add(
         id.clone(),
@@ -121,7 +161,7 @@ async fn create(State(hooks): State<Arc<Hooks>>, headers: HeaderMap) -> Response
             owner,
             url: url.clone(),
             token: token.clone(),
-            deliveries: Mutex::new(VecDeque::new()),
+            deliveries: Mutex::new(Deliveries::default()),
             live,
         }),
     );
@@ -141,7 +181,7 @@ async fn receive(
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
     let signature = match header(a2a_types::NOTIFICATION_SIGNATURE_HEADER) {
         None => json!({"state": "unsigned"}),
-        Some(sig) => check_signature(&hooks.shared, sig, &body, &hook.url).await,
+        Some(sig) => check_signature(&hooks.shared, sig, &body, &hook.url),
     };
     let token = header("x-a2a-notification-token");
     let mut shown = serde_json::Map::new();
@@ -156,24 +196,37 @@ async fn receive(
     let received_ms = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64);
+    // Kept as text, and cut: what a receiver holds is bounded whatever is posted to it.
+    let kept = &body[..body.len().min(MAX_KEPT_BODY)];
+    let body_value = match serde_json::from_slice::<Value>(kept) {
+        Ok(v) if kept.len() == body.len() => v,
+        _ => Value::String(String::from_utf8_lossy(kept).into_owned()),
+    };
     let mut delivery = json!({
         "receivedAt": received_ms,
         "headers": shown,
         "tokenMatches": token == Some(hook.token.as_str()),
-        "body": serde_json::from_slice::<Value>(&body)
-            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&body).into_owned())),
+        "body": body_value,
+        "bodyBytes": body.len(),
+        "truncated": kept.len() < body.len(),
         "signature": signature,
     });
+    let cost = kept.len() + 1024;
     {
         // Numbered and published under the lock: a follower that read the past knows which
         // live deliveries it has already seen.
         let mut log = hook.deliveries.lock().unwrap_or_else(|e| e.into_inner());
-        let seq = log.back().map_or(1, |d| seq_of(d) + 1);
-        delivery["seq"] = seq.into();
-        if log.len() >= MAX_DELIVERIES {
-            log.pop_front();
+        log.next += 1;
+        delivery["seq"] = log.next.into();
+        while !log.kept.is_empty()
+            && (log.kept.len() >= MAX_DELIVERIES || log.bytes + cost > MAX_BYTES)
+        {
+            if let Some((_, c)) = log.kept.pop_front() {
+                log.bytes -= c;
+            }
         }
-        log.push_back(delivery.clone());
+        log.bytes += cost;
+        log.kept.push_back((delivery.clone(), cost));
         let _ = hook.live.send(delivery);
     }
     StatusCode::OK.into_response()
@@ -189,32 +242,38 @@ fn mask(secret: &str) -> String {
     format!("{shown}… (masked)")
 }
 
-/// The notification's signature: checked with this host's push key when it is one of its
-/// own, else with the key set the signature names.
-async fn check_signature(shared: &Shared, sig: &str, body: &[u8], url: &str) -> Value {
+/// The notification's signature. `valid` only when this host's own push key made it: a key
+/// set the notification names itself (`jku`) proves only that its sender holds that key, so
+/// such a signature is `foreign`, with where the key set is, and is not fetched (whoever
+/// knows the receiver's URL could make the host fetch anything, again and again).
+fn check_signature(shared: &Shared, sig: &str, body: &[u8], url: &str) -> Value {
     let own: Option<JwkSet> = shared
         .config
         .push_keys
         .clone()
         .and_then(|k| serde_json::from_value(k).ok());
-    if let Some(keys) = &own
-        && let Ok(claims) = signature::verify_notification(sig, body, url, keys)
-    {
-        return json!({"state": "valid", "keySource": "this host's key", "taskId": claims.task_id});
+    if let Some(keys) = &own {
+        match signature::verify_notification(sig, body, url, keys) {
+            Ok(claims) => {
+                return json!({"state": "valid", "keySource": "this host's key", "taskId": claims.task_id});
+            }
+            // Made with this host's key, but not for this body or this receiver.
+            Err(
+                e @ (signature::SignatureError::Mismatch
+                | signature::SignatureError::Expired
+                | signature::SignatureError::WrongAudience),
+            ) => {
+                return json!({"state": "invalid", "reason": e.to_string(), "keySource": "this host's key"});
+            }
+            Err(_) => {}
+        }
     }
-    // Someone else's: the key set its header names (`jku`), fetched through the guard.
     let jku = jwt_header(sig).and_then(|h| h.get("jku").and_then(Value::as_str).map(str::to_owned));
-    let Some(jku) = jku else {
-        return json!({"state": "invalid", "reason": "the signature names no key set this console knows"});
-    };
-    let keys = match shared.policy.check_url(&jku) {
-        Ok(u) => signature::fetch_keys(&shared.client, u.as_str()).await,
-        Err(e) => return json!({"state": "invalid", "reason": e.to_string(), "keySource": jku}),
-    };
-    match keys.and_then(|k| signature::verify_notification(sig, body, url, &k)) {
-        Ok(claims) => json!({"state": "valid", "keySource": jku, "taskId": claims.task_id}),
-        Err(e) => json!({"state": "invalid", "reason": e.to_string(), "keySource": jku}),
-    }
+    json!({
+        "state": "foreign",
+        "reason": "not made by this host's key: check it with the sending agent's published key set",
+        "keySource": jku,
+    })
 }
 
 /// A JWT's header, decoded without checking anything.
@@ -250,8 +309,9 @@ async fn events(
         .deliveries
         .lock()
         .unwrap_or_else(|e| e.into_inner())
+        .kept
         .iter()
-        .cloned()
+        .map(|(d, _)| d.clone())
         .collect();
     // A delivery that arrived between the subscription and the read is in both: the live
     // stream leaves out what the past already held.

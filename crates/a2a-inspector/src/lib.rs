@@ -6,7 +6,7 @@
 //! alone, the host does for it, under `/inspector/api/` and only for a caller the host's
 //! authenticator accepts (everyone, when the host has no authentication):
 //! - reach agents on other hosts ([`relay`]), with the same guard against inner addresses as
-//!   push notifications;
+//!   push notifications, and speak gRPC for it ([`grpc`]);
 //! - check a card against the normative proto ([`proto_check`]) and its signature
 //!   ([`card_check`]);
 //! - receive push notifications for the console's session and show them as they arrive
@@ -32,6 +32,7 @@ use axum::http::HeaderMap;
 mod access;
 pub mod assets;
 pub mod card_check;
+pub mod grpc;
 pub mod hooks;
 pub mod proto_check;
 pub mod relay;
@@ -67,6 +68,10 @@ pub struct InspectorConfig {
     pub push: bool,
     /// The logs of the host's tasks, for their full timelines.
     pub task_logs: Option<Arc<dyn TaskLogs>>,
+    /// Whether the console may reach agents elsewhere than this host (the relay, gRPC,
+    /// cards and key sets by URL). A host should allow it only when it authenticates its
+    /// callers or listens on loopback: else anyone who reaches it has an open proxy.
+    pub reach_out: bool,
 }
 
 impl std::fmt::Debug for InspectorConfig {
@@ -78,6 +83,7 @@ impl std::fmt::Debug for InspectorConfig {
             .field("trace_url", &self.trace_url)
             .field("metrics", &self.metrics)
             .field("push", &self.push)
+            .field("reach_out", &self.reach_out)
             .finish_non_exhaustive()
     }
 }
@@ -94,6 +100,7 @@ impl InspectorConfig {
             metrics: false,
             push: false,
             task_logs: None,
+            reach_out: false,
         }
     }
 
@@ -113,6 +120,7 @@ pub fn router(config: InspectorConfig) -> Router {
         .merge(relay::routes(shared.clone()))
         .merge(card_check::routes(shared.clone()))
         .merge(task_log::routes(shared.clone()))
+        .merge(grpc::routes(shared.clone()))
         .merge(hooks::routes(shared))
 }
 

@@ -72,8 +72,8 @@ async fn relay(
     let Some(target) = header("x-relay-url") else {
         return refused(StatusCode::BAD_REQUEST, "X-Relay-Url is missing");
     };
-    let url = match check_target(&shared, target) {
-        Ok(url) => url,
+    let (url, client) = match shared.target(target) {
+        Ok(t) => t,
         Err(why) => return refused(StatusCode::FORBIDDEN, why),
     };
     let method =
@@ -110,8 +110,7 @@ async fn relay(
             }
         }
     }
-    let sent = shared
-        .client
+    let sent = client
         .request(method, url.clone())
         .headers(out)
         .body(body)
@@ -150,29 +149,23 @@ async fn relay(
     answer
 }
 
-/// The target, if the relay may call it.
-fn check_target(shared: &Shared, target: &str) -> Result<reqwest::Url, String> {
-    let url = shared.policy.check_url(target).map_err(|e| e.to_string())?;
-    let own = format!("{}{}/", shared.config.base_url, crate::PATH);
-    if url.as_str().starts_with(&own) {
-        return Err("the console's own paths are not relayed".into());
-    }
-    Ok(url)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn inner_addresses_and_the_console_itself_are_refused() {
-        let shared = Shared::new(crate::InspectorConfig::new("http://127.0.0.1:41241"));
+        let mut config = crate::InspectorConfig::new("http://127.0.0.1:41241");
+        config.reach_out = true;
+        config.policy.allowed_hosts = vec!["localhost".into()];
+        let shared = Shared::new(config);
+        let check_target = |s: &Shared, url: &str| s.target(url).map(|_| ());
         for url in [
             "http://127.0.0.1:5432/",
             "http://10.0.0.7/a2a",
             "http://169.254.169.254/latest/meta-data",
-            "http://localhost:41241/a2a/echo",
             "http://127.0.0.1:41241/inspector/api/relay",
+            "http://localhost:41241/inspector/api/relay",
             "http://127.0.0.1:41241/inspector/hooks/x",
             "file:///etc/passwd",
         ] {
@@ -184,5 +177,9 @@ mod tests {
         ] {
             assert!(check_target(&shared, url).is_ok(), "{url} was refused");
         }
+        // A host that may not reach out reaches only itself.
+        let shared = Shared::new(crate::InspectorConfig::new("http://0.0.0.0:41241"));
+        assert!(check_target(&shared, "https://agents.example.com/a2a/echo").is_err());
+        assert!(check_target(&shared, "http://0.0.0.0:41241/a2a/echo").is_ok());
     }
 }

@@ -4,7 +4,8 @@
 
 import { sseEvents } from './sse.js';
 
-export const BINDINGS = ['JSONRPC', 'HTTP+JSON'];
+/** What the console speaks: JSON-RPC and HTTP+JSON from the browser, gRPC through the host. */
+export const BINDINGS = ['JSONRPC', 'HTTP+JSON', 'GRPC'];
 
 /** An A2A error: the agent's code and message, or the transport's. */
 export class A2AError extends Error {
@@ -28,7 +29,7 @@ export function newId() {
 export function interfacesOf(card) {
   if (!card) return [];
   if (Array.isArray(card.supportedInterfaces) && card.supportedInterfaces.length) {
-    return card.supportedInterfaces.map((i) => ({ url: i.url, binding: i.protocolBinding, version: i.protocolVersion || '1.0' }));
+    return card.supportedInterfaces.map((i) => ({ url: i.url, binding: i.protocolBinding, version: i.protocolVersion || '1.0', tenant: i.tenant }));
   }
   // A v0.3 card: `url` with `preferredTransport`, and `additionalInterfaces`.
   const out = [];
@@ -38,13 +39,13 @@ export function interfacesOf(card) {
 }
 
 /**
- * What the client library would pick: JSON-RPC v1.0, then HTTP+JSON v1.0, then JSON-RPC
- * v0.3 (gRPC, which a browser cannot speak, is left out).
+ * What the client library would pick: JSON-RPC v1.0, then gRPC v1.0 (through the host),
+ * then HTTP+JSON v1.0, then JSON-RPC v0.3.
  */
 export function defaultInterface(card) {
   const all = interfacesOf(card);
   const find = (b, v) => all.find((i) => i.binding === b && String(i.version).startsWith(v));
-  return find('JSONRPC', '1.0') || find('HTTP+JSON', '1.0') || find('JSONRPC', '0.3') || all[0] || null;
+  return find('JSONRPC', '1.0') || find('GRPC', '1.0') || find('HTTP+JSON', '1.0') || find('JSONRPC', '0.3') || all[0] || null;
 }
 
 // ---- v0.3 <-> v1.0 shapes -----------------------------------------------------------
@@ -138,6 +139,10 @@ export class Connection {
     return this.iface.binding === 'HTTP+JSON';
   }
 
+  get grpc() {
+    return this.iface.binding === 'GRPC';
+  }
+
   /** Headers for the agent: its own credentials, else the host's for agents of this host. */
   agentHeaders() {
     const h = {};
@@ -150,8 +155,41 @@ export class Connection {
   }
 
   cliArgs() {
-    const args = ['--binding', this.rest ? 'rest' : 'jsonrpc', '--protocol', this.v03 ? '0.3' : '1.0'];
-    return args;
+    return ['--binding', this.grpc ? 'grpc' : this.rest ? 'rest' : 'jsonrpc', '--protocol', this.v03 ? '0.3' : '1.0'];
+  }
+
+  /** A gRPC call made by the host for the browser: recorded as the call it is. */
+  async grpcExchange(kind, params, { streaming, signal, a2a }) {
+    const headers = this.agentHeaders();
+    const body = JSON.stringify({ target: this.iface.url, tenant: this.iface.tenant, op: kind, params });
+    const entry = this.session.wire.start({
+      op: V1_METHODS[kind], binding: 'GRPC', version: '1.0', via: 'grpc', streaming: !!streaming, a2a,
+      request: { method: 'gRPC', url: `${this.iface.url} lf.a2a.v1.A2AService/${V1_METHODS[kind]}${this.iface.tenant ? ` (tenant ${this.iface.tenant})` : ''}`, headers, body: JSON.stringify(params) },
+    });
+    entry.t0 = performance.now();
+    let resp;
+    try {
+      resp = await fetch('/inspector/api/grpc', {
+        method: 'POST',
+        headers: { ...this.session.hostHeaders(), 'Content-Type': 'application/json', 'X-Relay-Headers': JSON.stringify(headers) },
+        body,
+        signal,
+      });
+    } catch (e) {
+      entry.error = e.name === 'AbortError' ? 'stopped by you' : `no answer: ${e.message}`;
+      this.session.wire.changed(entry);
+      throw new A2AError(entry.error);
+    }
+    entry.response = { status: resp.status, headers: {}, size: 0 };
+    resp.headers.forEach((v, k) => { entry.response.headers[k] = v; });
+    if (resp.headers.get('x-relay-error') || !resp.ok) {
+      const j = await resp.json().catch(() => ({}));
+      entry.error = `the host could not make the gRPC call: ${(j.error && j.error.message) || resp.status}`;
+      entry.totalMs = Math.round(performance.now() - entry.t0);
+      this.session.wire.changed(entry);
+      throw new A2AError(entry.error, { status: resp.status });
+    }
+    return { resp, entry };
   }
 
   /** One HTTP exchange, recorded. Returns {resp, entry} (resp's body not read yet). */
@@ -203,6 +241,21 @@ export class Connection {
 
   /** A request/response call; the v1.0-shaped result. */
   async call(kind, params, { rest, a2a } = {}) {
+    if (this.grpc) {
+      const { resp, entry } = await this.grpcExchange(kind, params, { a2a });
+      const text = await resp.text();
+      entry.response.body = text;
+      entry.response.size = text.length;
+      entry.totalMs = Math.round(performance.now() - entry.t0);
+      const json = JSON.parse(text);
+      if (json && json.error) {
+        entry.error = `${json.error.message} (${json.error.code})`;
+        this.session.wire.changed(entry);
+        throw new A2AError(entry.error, { code: json.error.code });
+      }
+      this.session.wire.changed(entry);
+      return json;
+    }
     let url, method, body;
     if (this.rest) {
       ({ url, method, body } = rest);
@@ -241,6 +294,18 @@ export class Connection {
 
   /** A streaming call: yields v1.0 StreamResponses until the stream ends or `signal` aborts. */
   async *stream(kind, params, { rest, signal, a2a } = {}) {
+    if (this.grpc) {
+      const { resp, entry } = await this.grpcExchange(kind, params, { streaming: true, signal, a2a });
+      if (!(resp.headers.get('content-type') || '').includes('text/event-stream')) {
+        const j = await resp.json().catch(() => ({}));
+        entry.error = j.error ? `${j.error.message} (${j.error.code})` : 'no stream';
+        entry.totalMs = Math.round(performance.now() - entry.t0);
+        this.session.wire.changed(entry);
+        throw new A2AError(entry.error, { code: j.error && j.error.code });
+      }
+      yield* this.events(resp, entry, (json) => json);
+      return;
+    }
     let url, method, body;
     if (this.rest) {
       ({ url, method, body } = rest);
@@ -265,6 +330,17 @@ export class Connection {
       this.session.wire.changed(entry);
       throw new A2AError(entry.error, { code: err && err.code, status: resp.status });
     }
+    yield* this.events(resp, entry, (json) => {
+      if (json.error) {
+        entry.error = `${json.error.message} (${json.error.code})`;
+        throw new A2AError(entry.error, { code: json.error.code });
+      }
+      return this.v03 ? responseFrom03(json.result) : json.result;
+    }, this.rest);
+  }
+
+  /** The events of a streamed answer, each recorded, as StreamResponses. */
+  async *events(resp, entry, unwrap, bare = true) {
     try {
       for await (const ev of sseEvents(resp.body)) {
         const t = Math.round(performance.now() - entry.t0);
@@ -275,14 +351,11 @@ export class Connection {
         this.session.wire.changed(entry);
         let json;
         try { json = JSON.parse(ev.data); } catch { continue; }
-        if (!this.rest) {
-          if (json.error) {
-            entry.error = `${json.error.message} (${json.error.code})`;
-            throw new A2AError(entry.error, { code: json.error.code });
-          }
-          json = json.result;
+        if (bare && json.error) {
+          entry.error = `${json.error.message} (${json.error.code})`;
+          throw new A2AError(entry.error, { code: json.error.code });
         }
-        yield { id: ev.id, response: this.v03 ? responseFrom03(json) : json };
+        yield { id: ev.id, response: bare ? json : unwrap(json) };
       }
     } catch (e) {
       if (e.name === 'AbortError') {

@@ -135,7 +135,7 @@ export function renderCard(root, session) {
   };
   replace(root,
     h('div', { class: 'toolbar' }, h('h2', {}, 'Card'),
-      a.cardUrl ? h('a', { href: a.remote ? '#/card' : a.cardUrl, target: '_blank', rel: 'noopener' }, a.cardUrl) : null),
+      a.cardUrl && /^https?:\/\//i.test(a.cardUrl) ? h('a', { href: a.cardUrl, target: '_blank', rel: 'noopener noreferrer' }, a.cardUrl) : null),
     h('section', { class: `check ${errors ? 'bad' : 'good'}`, id: 'card-check', 'aria-live': 'polite' },
       h('h3', {}, errors ? `${errors} problem${errors > 1 ? 's' : ''} against the specification` : 'Valid against the specification',
         problems.length - errors ? h('span', { class: 'hint' }, ` (${problems.length - errors} warning${problems.length - errors > 1 ? 's' : ''})`) : null),

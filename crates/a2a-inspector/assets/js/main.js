@@ -93,7 +93,7 @@ export function drawAgentLine() {
     replace(agentLine, h('span', { class: 'hint' }, 'No agent chosen'));
     return;
   }
-  const ifaces = interfacesOf(a.card).filter((i) => i.binding === 'JSONRPC' || i.binding === 'HTTP+JSON');
+  const ifaces = interfacesOf(a.card).filter((i) => ['JSONRPC', 'HTTP+JSON', 'GRPC'].includes(i.binding));
   const select = h('select', {
     id: 'interface', 'aria-label': 'Binding and protocol version',
     onchange: (e) => {
@@ -109,15 +109,13 @@ export function drawAgentLine() {
     if (i.binding === 'JSONRPC' && String(i.version).startsWith('1.') && !ifaces.some((j) => j.binding === 'JSONRPC' && String(j.version).startsWith('0.3'))) options.push(['JSONRPC', '0.3']);
   }
   for (const [b, v] of options) {
-    select.append(h('option', { value: `${b}|${v}`, selected: session.iface && session.iface.binding === b && String(session.iface.version) === String(v) }, `${b} v${v}`));
+    select.append(h('option', { value: `${b}|${v}`, selected: session.iface && session.iface.binding === b && String(session.iface.version) === String(v) }, `${b} v${v}${b === 'GRPC' ? ' (through the host)' : ''}`));
   }
-  const grpc = interfacesOf(a.card).some((i) => i.binding === 'GRPC');
   replace(agentLine,
     h('strong', { id: 'agent-name' }, a.card ? a.card.name : a.label),
     h('span', { class: 'hint' }, a.remote ? ` ${a.base} (through the host)` : ` ${a.base}`),
     ' ',
-    options.length ? select : h('span', { class: 'error' }, 'no interface this console speaks (JSON-RPC or HTTP+JSON)'),
-    grpc ? h('span', { class: 'hint', title: 'A browser cannot speak gRPC; use JSON-RPC or HTTP+JSON, or `a2a … --binding grpc`.' }, ' (also gRPC)') : null);
+    options.length ? select : h('span', { class: 'error' }, 'no interface this console speaks (JSON-RPC, HTTP+JSON or gRPC)'));
 }
 
 export function pickInterface(card, binding, version) {

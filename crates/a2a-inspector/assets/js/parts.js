@@ -5,6 +5,9 @@ import { h, size } from './dom.js';
 
 const SHOWN_TEXT = 100_000;
 
+/** Images shown inline: raster formats only (an SVG is a document that can hold script). */
+const RASTER = ['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'image/avif', 'image/bmp'];
+
 function b64ToBytes(b64) {
   const s = atob(String(b64).replace(/-/g, '+').replace(/_/g, '/'));
   const bytes = new Uint8Array(s.length);
@@ -38,18 +41,21 @@ export function renderPart(p) {
     let bytes;
     try { bytes = b64ToBytes(p.raw); } catch { return h('p', { class: 'error' }, 'A file part whose bytes are not base64.'); }
     const type = p.mediaType || 'application/octet-stream';
-    const blob = new Blob([bytes], { type });
     const name = p.filename || 'file';
-    if (type.startsWith('image/')) {
-      return h('figure', { class: 'part part-image' }, h('img', { src: URL.createObjectURL(blob), alt: name }), h('figcaption', {}, download(name, blob)));
+    // Downloads carry no type of the agent's choosing: a blob of type text/html or an SVG
+    // opened in a tab would run on this console's origin.
+    const saved = new Blob([bytes], { type: 'application/octet-stream' });
+    if (RASTER.includes(type)) {
+      const shown = new Blob([bytes], { type });
+      return h('figure', { class: 'part part-image' }, h('img', { src: URL.createObjectURL(shown), alt: name }), h('figcaption', {}, download(name, saved)));
     }
-    return h('div', { class: 'part part-file' }, download(name, blob), h('span', { class: 'hint' }, ` ${type}`));
+    return h('div', { class: 'part part-file' }, download(name, saved), h('span', { class: 'hint' }, ` ${type}`));
   }
   if (p.url !== undefined) {
     const type = p.mediaType || '';
     const safe = /^https?:/i.test(p.url);
     const link = safe ? h('a', { href: p.url, target: '_blank', rel: 'noopener noreferrer' }, p.filename || p.url) : h('code', {}, p.url);
-    if (safe && type.startsWith('image/')) return h('figure', { class: 'part part-image' }, h('img', { src: p.url, alt: p.filename || 'image' }), h('figcaption', {}, link));
+    if (safe && RASTER.includes(type)) return h('figure', { class: 'part part-image' }, h('img', { src: p.url, alt: p.filename || 'image' }), h('figcaption', {}, link));
     return h('div', { class: 'part part-url' }, link, type ? h('span', { class: 'hint' }, ` ${type}`) : null);
   }
   return h('pre', { class: 'part' }, JSON.stringify(p, null, 2));

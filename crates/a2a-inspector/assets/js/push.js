@@ -55,7 +55,7 @@ export function renderPush(root, session) {
   }
 
   async function createHook() {
-    const r = await fetch('/inspector/api/hooks', { method: 'POST', headers: session.hostHeaders() });
+    const r = await fetch('/inspector/api/hooks', { method: 'POST', headers: { ...session.hostHeaders(), 'Content-Type': 'application/json' }, body: '{}' });
     const j = await r.json();
     if (!r.ok) {
       status.textContent = (j.error && j.error.message) || `HTTP ${r.status}`;

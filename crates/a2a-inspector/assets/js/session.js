@@ -44,7 +44,10 @@ export async function importSession(session, text) {
   if (doc.format !== FORMAT) throw new Error(`not an exported session (${doc.format || 'no format'})`);
   session.imported = doc;
   if (doc.agent) {
-    session.agent = { ...doc.agent, key: `imported:${doc.agent.label}` };
+    // An imported agent is looked at, never trusted: its URLs are shown only when they are
+    // http(s), and any call to it goes through the host's guard.
+    const web = (u) => (typeof u === 'string' && /^https?:\/\//i.test(u) ? u : null);
+    session.agent = { ...doc.agent, cardUrl: web(doc.agent.cardUrl), base: web(doc.agent.base) || '(imported)', remote: true, key: `imported:${doc.agent.label}` };
     session.iface = doc.interface;
   }
   session.chat = { contextId: doc.conversation.contextId, pendingTaskId: null, turns: doc.conversation.turns };

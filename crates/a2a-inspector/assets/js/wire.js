@@ -4,7 +4,18 @@
 
 import { h, replace, clock, size, copyText } from './dom.js';
 
-const SECRET_HEADERS = ['authorization', 'x-api-key', 'x-a2a-notification-token', 'proxy-authorization', 'cookie'];
+const SECRET_HEADERS = ['authorization', 'x-api-key', 'x-a2a-notification-token', 'proxy-authorization', 'cookie', 'set-cookie'];
+
+/** A request body with push credentials masked (a push config's token and credentials). */
+function maskBody(body) {
+  if (!body || !/"(token|credentials)"/.test(body)) return body;
+  try {
+    const masked = JSON.parse(body, (k, v) => (typeof v === 'string' && (k === 'token' || k === 'credentials') ? mask(v) : v));
+    return JSON.stringify(masked);
+  } catch {
+    return body;
+  }
+}
 
 /** The session's log of calls. */
 export class WireLog {
@@ -42,7 +53,8 @@ export class WireLog {
   exported() {
     return this.entries.map((e) => ({
       ...e,
-      request: e.request && { ...e.request, headers: maskHeaders(e.request.headers) },
+      request: e.request && { ...e.request, headers: maskHeaders(e.request.headers), body: maskBody(e.request.body) },
+      response: e.response && { ...e.response, headers: maskHeaders(e.response.headers) },
     }));
   }
 }
@@ -75,6 +87,7 @@ export function shellQuote(s) {
  */
 export function curlFor(entry) {
   const r = entry.request;
+  if (entry.via === 'grpc') return `# a gRPC call (made by the host): run it with the a2a command below`;
   const parts = ['curl', '-sS'];
   if (entry.streaming) parts.push('-N');
   if (r.method !== 'GET') parts.push('-X', r.method);
@@ -119,7 +132,7 @@ export function renderWire(root, session) {
         h('span', { class: 'wire-time' }, clock(e.started)),
         h('span', { class: 'wire-op' }, e.op),
         h('span', { class: 'wire-status' }, e.error ? 'error' : e.response ? String(e.response.status) : '…'),
-        h('span', { class: 'wire-url' }, e.via === 'relay' ? `${e.request.url} (through the host)` : e.request.url),
+        h('span', { class: 'wire-url' }, e.via === 'relay' || e.via === 'grpc' ? `${e.request.url} (through the host)` : e.request.url),
         h('span', { class: 'wire-timing' }, timing(e)),
       ),
     );
@@ -205,6 +218,7 @@ function details(e, session) {
   return [
     h('h3', {}, `${e.op} — ${e.request.method} ${e.request.url}`),
     e.via === 'relay' ? h('p', { class: 'hint' }, 'Sent through the host (this browser cannot call the agent directly).') : null,
+    e.via === 'grpc' ? h('p', { class: 'hint' }, 'A gRPC call, made by the host for this browser (which cannot speak gRPC); the request and answer are shown as ProtoJSON.') : null,
     h('p', {}, `${e.binding || ''} ${e.version ? 'v' + e.version : ''} · started ${clock(e.started)} · ${timing(e) || 'waiting'}`),
     trace,
     e.error ? h('p', { class: 'error' }, e.error) : null,

@@ -175,6 +175,12 @@ impl RequestHandler {
         self
     }
 
+    /// The most history messages this agent answers with, whatever a request asks
+    /// ([`HandlerConfig::max_history_length`]).
+    pub fn max_history_length(&self) -> Option<usize> {
+        self.config.max_history_length
+    }
+
     /// The public card (interfaces are filled in by the transport that serves it).
     pub fn card(&self) -> &Arc<AgentCard> {
         &self.card

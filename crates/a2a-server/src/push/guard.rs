@@ -84,8 +84,11 @@ pub fn guarded_client(
     policy: &PushPolicy,
     timeout: Option<std::time::Duration>,
 ) -> Result<reqwest::Client, A2aError> {
+    // No proxy from the environment: a proxy would resolve names itself, past the guard.
     let mut b = reqwest::Client::builder()
+        .no_proxy()
         .redirect(reqwest::redirect::Policy::none())
+        .connect_timeout(std::time::Duration::from_secs(10))
         .dns_resolver(Arc::new(GuardedResolver {
             policy: Arc::new(policy.clone()),
         }))
@@ -120,6 +123,7 @@ fn is_inner_v4(ip: Ipv4Addr) -> bool {
         || a == 0
         || (a == 100 && (64..128).contains(&b)) // shared address space (CGNAT)
         || (a == 192 && b == 0 && ip.octets()[2] == 0) // IETF protocol assignments
+        || (a == 198 && (18..20).contains(&b)) // benchmarking (198.18.0.0/15)
         || a >= 240 // reserved
 }
 
@@ -131,6 +135,20 @@ fn is_inner_v6(ip: Ipv6Addr) -> bool {
         || (first & 0xfe00) == 0xfc00 // unique local, fd00:ec2::254 (metadata) included
         || (first & 0xffc0) == 0xfe80 // link-local
         || ip.to_ipv4().is_some_and(|v4| ip.segments()[..6] == [0; 6] && is_inner_v4(v4))
+        || embedded_v4(ip).is_some_and(is_inner_v4)
+        || (ip.segments()[..3] == [0x64, 0xff9b, 1]) // local-use NAT64 (64:ff9b:1::/48)
+}
+
+/// The IPv4 address an IPv6 one carries to reach it: NAT64's well-known prefix
+/// (64:ff9b::/96) and 6to4 (2002::/16), both of which reach the IPv4 address inside.
+fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
+    let s = ip.segments();
+    let v4 = |hi: u16, lo: u16| Ipv4Addr::from((u32::from(hi) << 16) | u32::from(lo));
+    match s {
+        [0x64, 0xff9b, 0, 0, 0, 0, hi, lo] => Some(v4(hi, lo)),
+        [0x2002, hi, lo, ..] => Some(v4(hi, lo)),
+        _ => None,
+    }
 }
 
 /// A DNS resolver for webhook calls that drops inner addresses unless the name is allowed;
@@ -183,6 +201,10 @@ mod tests {
             "http://[fd00:ec2::254]/",
             "http://[fe80::1]/",
             "http://[::ffff:127.0.0.1]/",
+            "http://[64:ff9b::a00:7]/",
+            "http://[64:ff9b:1::1]/",
+            "http://[2002:7f00:1::]/",
+            "http://198.18.0.1/",
             "http://localhost:8080/hook",
             "http://api.localhost/hook",
             "ftp://example.com/hook",

@@ -142,7 +142,9 @@ impl PushDelivery {
         let resolver = guard::GuardedResolver {
             policy: Arc::new(settings.policy.clone()),
         };
+        // No proxy from the environment: a proxy would resolve names itself, past the guard.
         let client = reqwest::Client::builder()
+            .no_proxy()
             .timeout(settings.timeout)
             .redirect(reqwest::redirect::Policy::none())
             .dns_resolver(Arc::new(resolver))

@@ -208,6 +208,13 @@ async function start() {
       key: `host:${a.id}`, label: a.id, base: new URL(a.url, location.origin).href, cardUrl: new URL(a.card, location.origin).href, remote: false,
     }));
   }
+  if (!session.agents.length) {
+    // One agent served at the root (`a2a serve --agent NAME`).
+    const root = await fetch('/.well-known/agent-card.json', { headers: { Accept: 'application/json' } }).catch(() => null);
+    if (root && root.ok) {
+      session.agents.push({ key: 'host:/', label: (await root.json()).name || 'the agent', base: location.origin, cardUrl: `${location.origin}/.well-known/agent-card.json`, remote: false });
+    }
+  }
   window.addEventListener('hashchange', render);
   const params = new URLSearchParams(location.search);
   const wanted = params.get('agent');

@@ -6,15 +6,10 @@ mod common;
 
 use common::*;
 
-/// A loopback port nothing listens on.
-fn closed_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap().port()
-}
-
 #[test]
 fn a_server_that_is_down_is_named_once_with_the_cause_and_a_hint() {
-    let url = format!("http://127.0.0.1:{}/a2a/echo", closed_port());
+    // A loopback port nothing listens on (the listener is dropped at once).
+    let url = format!("http://127.0.0.1:{}/a2a/echo", loopback_listener().1.port());
     for args in [
         vec!["card", url.as_str()],
         vec!["send", url.as_str(), "hi"],

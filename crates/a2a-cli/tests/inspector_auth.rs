@@ -87,10 +87,8 @@ async fn a_caller_without_credentials_is_refused() {
         b.wait_text("#agent-list", "echo").await;
         b.wait_text("#who", "token:alice").await;
         // The credentials go with the console's calls to the agents.
-        b.click("button[data-agent=echo]").await;
-        b.click("nav a[data-view=chat]").await;
-        b.type_into("#message-text", "task: mine").await;
-        b.click("#send").await;
+        b.open_conversation("echo", "Echo").await;
+        b.send_message("task: mine").await;
         b.wait_text("#transcript li.turn:nth-child(1)", "completed")
             .await;
     })

@@ -12,11 +12,6 @@ use a2a_types::TaskState;
 use browser::Browser;
 use common::*;
 
-async fn send(b: &Browser, text: &str) {
-    b.type_into("#message-text", text).await;
-    b.click("#send").await;
-}
-
 /// The `n`th turn of the transcript (from 1).
 fn turn(n: usize) -> String {
     format!("#transcript li.turn:nth-child({n})")
@@ -35,14 +30,14 @@ async fn talk_stream_stop_cancel_and_answer_in_place() {
         // echo: a direct Message, then a Task.
         b.goto(&format!("{base}/inspector/?agent=echo#/chat")).await;
         b.wait_text("#agent-name", "Echo").await;
-        send(&b, "hello there").await;
+        b.send_message("hello there").await;
         let first = b.wait_text(&turn(1), "Message").await;
         assert!(first.contains("hello there"), "{first}");
         assert!(
             !first.contains("task "),
             "a Message reply has no task: {first}"
         );
-        send(&b, "task: a task please").await;
+        b.send_message("task: a task please").await;
         let second = b.wait_text(&turn(2), "completed").await;
         assert!(
             second.contains("Task + updates") || second.contains("Task"),
@@ -51,11 +46,8 @@ async fn talk_stream_stop_cancel_and_answer_in_place() {
         assert!(second.contains("a task please"), "{second}");
 
         // slow: streamed progress, Stop following (the task goes on), then Cancel.
-        b.click("nav a[data-view=agents]").await;
-        b.click("button[data-agent=slow]").await;
-        b.wait_text("#agent-name", "Slow").await;
-        b.click("nav a[data-view=chat]").await;
-        send(&b, "30").await;
+        b.open_conversation("slow", "Slow").await;
+        b.send_message("30").await;
         let live = b.wait_text(&turn(1), "progress").await;
         assert!(live.contains("working"), "{live}");
         let task_id = b
@@ -90,11 +82,8 @@ async fn talk_stream_stop_cancel_and_answer_in_place() {
         b.screenshot("slow-canceled").await;
 
         // multi: artifacts in chunks, a question answered in place, one task, one context.
-        b.click("nav a[data-view=agents]").await;
-        b.click("button[data-agent=multi]").await;
-        b.wait_text("#agent-name", "Multi").await;
-        b.click("nav a[data-view=chat]").await;
-        send(&b, "start").await;
+        b.open_conversation("multi", "Multi").await;
+        b.send_message("start").await;
         let asked = b.wait_text(&turn(1), "The agent asks").await;
         assert!(asked.contains("input-required"), "{asked}");
         let story = b
@@ -116,7 +105,7 @@ async fn talk_stream_stop_cancel_and_answer_in_place() {
         let label = b.wait_text("#composer-label", "continues task").await;
         assert!(label.contains(&asked_in), "{label}");
         let context = b.find("#context-id").await.text().await.unwrap();
-        send(&b, "my answer").await;
+        b.send_message("my answer").await;
         let done = b.wait_text(&turn(2), "completed").await;
         assert!(done.contains("my answer"), "{done}");
         let answered_in = b
@@ -159,8 +148,7 @@ async fn talk_stream_stop_cancel_and_answer_in_place() {
         b.goto(&format!("{base}/inspector/?agent=multi#/chat"))
             .await;
         b.wait_text("#agent-name", "Multi").await;
-        b.type_into("#message-text", "start").await;
-        b.click("#send").await;
+        b.send_message("start").await;
         b.wait_text("#context-id", "context ").await;
         b.click("#new-conversation").await;
         b.wait_text("#context-id", "a new conversation").await;

@@ -21,8 +21,7 @@ async fn deliveries_arrive_with_a_valid_signature() {
     b.check(async {
         b.goto(&format!("{base}/inspector/?agent=slow#/chat")).await;
         b.wait_text("#agent-name", "Slow").await;
-        b.type_into("#message-text", "4").await;
-        b.click("#send").await;
+        b.send_message("4").await;
         b.wait_text("#transcript li.turn:nth-child(1)", "progress")
             .await;
         let task_id = b

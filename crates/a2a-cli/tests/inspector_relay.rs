@@ -35,8 +35,7 @@ async fn an_agent_on_another_host_is_reached_through_the_relay() {
         assert!(line.contains(&far), "{line}");
 
         b.click("nav a[data-view=chat]").await;
-        b.type_into("#message-text", "task: from afar").await;
-        b.click("#send").await;
+        b.send_message("task: from afar").await;
         let turn = b
             .wait_text("#transcript li.turn:nth-child(1)", "completed")
             .await;
@@ -51,14 +50,8 @@ async fn an_agent_on_another_host_is_reached_through_the_relay() {
 
     // Not everywhere: the relay refuses inner addresses the host does not allow.
     let closed = serve(&["--store", "memory"]);
-    let r = reqwest::Client::new()
-        .post(format!("{}/inspector/api/relay", closed.base))
-        .header("x-relay-url", format!("{}/a2a/echo", there.base))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 403);
-    let text = r.text().await.unwrap();
+    let (status, text) = relay(&closed.base, &far).await;
+    assert_eq!(status, 403);
     assert!(text.contains("loopback"), "{text}");
 
     // A host anyone can reach without credentials is not an open proxy: its console reaches
@@ -70,13 +63,18 @@ async fn an_agent_on_another_host_is_reached_through_the_relay() {
         "0.0.0.0",
         "--push-allow-private",
     ]);
+    let (status, text) = relay(&open.base, &far).await;
+    assert_eq!(status, 403);
+    assert!(text.contains("open proxy"), "{text}");
+}
+
+/// Asks the host at `base` to relay a GET of `target`: the status and body of its answer.
+async fn relay(base: &str, target: &str) -> (u16, String) {
     let r = reqwest::Client::new()
-        .post(format!("{}/inspector/api/relay", open.base))
-        .header("x-relay-url", format!("{}/a2a/echo", there.base))
+        .post(format!("{base}/inspector/api/relay"))
+        .header("x-relay-url", target)
         .send()
         .await
         .unwrap();
-    assert_eq!(r.status(), 403);
-    let text = r.text().await.unwrap();
-    assert!(text.contains("open proxy"), "{text}");
+    (r.status().as_u16(), r.text().await.unwrap())
 }

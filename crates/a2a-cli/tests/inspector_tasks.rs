@@ -41,18 +41,10 @@ async fn tasks_are_listed_filtered_and_each_has_a_timeline() {
         assert!(list.contains("completed"), "{list}");
 
         // Filtered by a state no task is in: none listed.
-        b.find("#filter-state")
-            .await
-            .select_by_value("TASK_STATE_WORKING")
-            .await
-            .unwrap();
+        b.choose("#filter-state", "TASK_STATE_WORKING").await;
         b.click("#apply-filters").await;
         b.wait_text("#task-list", "No tasks match").await;
-        b.find("#filter-state")
-            .await
-            .select_by_value("TASK_STATE_COMPLETED")
-            .await
-            .unwrap();
+        b.choose("#filter-state", "TASK_STATE_COMPLETED").await;
         b.click("#apply-filters").await;
         b.wait_text("#task-list", &ids[1]).await;
 

@@ -19,21 +19,11 @@ async fn each_call_is_shown_and_its_curl_command_works() {
     b.check(async {
         b.goto(&format!("{base}/inspector/?agent=echo#/chat")).await;
         b.wait_text("#agent-name", "Echo").await;
-        b.find("#send-mode")
-            .await
-            .select_by_value("send")
-            .await
-            .unwrap();
-        b.type_into("#message-text", "task: over the wire").await;
-        b.click("#send").await;
+        b.choose("#send-mode", "send").await;
+        b.send_message("task: over the wire").await;
         b.wait_text("#transcript", "completed").await;
-        b.type_into("#message-text", "task: streamed").await;
-        b.find("#send-mode")
-            .await
-            .select_by_value("stream")
-            .await
-            .unwrap();
-        b.click("#send").await;
+        b.choose("#send-mode", "stream").await;
+        b.send_message("task: streamed").await;
         b.wait_text("#transcript li.turn:nth-child(2)", "completed")
             .await;
 
@@ -79,10 +69,9 @@ async fn each_call_is_shown_and_its_curl_command_works() {
             ("JSONRPC|0.3", "message/send"),
             ("GRPC|1.0", "lf.a2a.v1.A2AService/SendMessage"),
         ] {
-            b.find("#interface").await.select_by_value(choice).await.unwrap();
-            b.find("#send-mode").await.select_by_value("send").await.unwrap();
-            b.type_into("#message-text", &format!("task: over {choice}")).await;
-            b.click("#send").await;
+            b.choose("#interface", choice).await;
+            b.choose("#send-mode", "send").await;
+            b.send_message(&format!("task: over {choice}")).await;
             let done = b.wait_text("#transcript", &format!("over {choice}")).await;
             assert!(done.contains("completed"), "{choice}: {done}");
             let last = b

@@ -124,32 +124,6 @@ impl ClientError {
         }
     }
 
-    /// A connection failure that was a time limit running out (of the connection, or of
-    /// the whole call).
-    pub fn is_timeout(&self) -> bool {
-        match self {
-            Self::Http { error, .. } => chain(&**error).any(|e| {
-                e.downcast_ref::<reqwest::Error>()
-                    .is_some_and(reqwest::Error::is_timeout)
-                    || e.downcast_ref::<std::io::Error>()
-                        .is_some_and(|io| io.kind() == std::io::ErrorKind::TimedOut)
-            }),
-            _ => false,
-        }
-    }
-
-    /// A connection failure before the request was sent (refused, unresolvable, TLS,
-    /// connection time limit): the agent did not get the request.
-    pub fn is_connect(&self) -> bool {
-        match self {
-            Self::Http { error, .. } => chain(&**error).any(|e| {
-                e.downcast_ref::<reqwest::Error>()
-                    .is_some_and(reqwest::Error::is_connect)
-            }),
-            _ => false,
-        }
-    }
-
     /// An unexpected HTTP status, with the start of the body.
     pub(crate) fn status(url: &str, status: u16, bytes: &[u8]) -> Self {
         let body = String::from_utf8_lossy(&bytes[..bytes.len().min(300)]).into_owned();

@@ -69,7 +69,7 @@ impl a2a_inspector::TaskLogs for HostTaskLogs {
                         TaskEvent::Status(s) => json!({"statusUpdate": s}),
                         TaskEvent::Artifact(a) => json!({"artifactUpdate": a}),
                         TaskEvent::UserMessage(m) => json!({"message": m}),
-                        TaskEvent::Owner(_) => return None,
+                        // The owner is never shown; other kinds are not for people.
                         _ => return None,
                     };
                     let mut body = body;

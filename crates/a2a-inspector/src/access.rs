@@ -114,15 +114,10 @@ impl Shared {
         match auth.authenticate(headers).await {
             Ok(p) => Ok(Some(p)),
             Err(e) => {
-                let mut resp = (
+                let mut resp = error(
                     StatusCode::UNAUTHORIZED,
-                    Json(json!({"error": {
-                        "code": 401,
-                        "status": "UNAUTHENTICATED",
-                        "message": format!("the console needs the credentials this host accepts: {e}"),
-                    }})),
-                )
-                    .into_response();
+                    format!("the console needs the credentials this host accepts: {e}"),
+                );
                 for c in auth.challenges() {
                     resp.headers_mut().append(header::WWW_AUTHENTICATE, c);
                 }
@@ -130,6 +125,49 @@ impl Shared {
             }
         }
     }
+}
+
+/// An answer of the console's own: `{"error": {"code", "message"}}` with `status`.
+pub(crate) fn error(status: StatusCode, message: impl Into<String>) -> Response {
+    (
+        status,
+        Json(json!({"error": {"code": status.as_u16(), "message": message.into()}})),
+    )
+        .into_response()
+}
+
+/// [`error`] for a call the host could not make for the console (the relay's or gRPC's own
+/// failure, not the target's answer), marked `X-Relay-Error` so the console tells them apart.
+pub(crate) fn relay_error(status: StatusCode, message: impl Into<String>) -> Response {
+    let mut resp = error(status, message);
+    resp.headers_mut()
+        .insert("x-relay-error", http::HeaderValue::from_static("1"));
+    resp
+}
+
+/// The headers the console asks the host to send to an agent for it: `X-Relay-Headers`, a
+/// JSON object of names and values, less those named in `skip` (lower case: what describes
+/// the hop to the host, or what the call sets itself).
+pub(crate) fn relayed_headers(headers: &HeaderMap, skip: &[&str]) -> Result<HeaderMap, String> {
+    let mut out = HeaderMap::new();
+    let Some(json) = headers.get("x-relay-headers").and_then(|v| v.to_str().ok()) else {
+        return Ok(out);
+    };
+    let Ok(map) = serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(json) else {
+        return Err("X-Relay-Headers must be a JSON object of header names and values".into());
+    };
+    for (name, value) in map {
+        let (Ok(n), Some(Ok(v))) = (
+            http::HeaderName::try_from(name.as_str()),
+            value.as_str().map(http::HeaderValue::from_str),
+        ) else {
+            return Err(format!("invalid header {name:?}"));
+        };
+        if !skip.contains(&n.as_str()) {
+            out.append(n, v);
+        }
+    }
+    Ok(out)
 }
 
 pub(crate) fn routes(shared: Arc<Shared>) -> Router {

@@ -15,7 +15,7 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::access::Shared;
+use crate::access::{Shared, error};
 use crate::proto_check::{self, Problem, Severity};
 
 pub(crate) fn routes(shared: Arc<Shared>) -> Router {
@@ -42,40 +42,22 @@ async fn check(
         (Some(card), url) => (card, url),
         (None, Some(url)) => match fetch_card(&shared, &url).await {
             Ok((card, from)) => (card, Some(from)),
-            Err(why) => {
-                return (
-                    StatusCode::BAD_GATEWAY,
-                    Json(json!({"error": {"code": 502, "message": why}})),
-                )
-                    .into_response();
-            }
+            Err(why) => return error(StatusCode::BAD_GATEWAY, why),
         },
-        (None, None) => {
-            return (
-                StatusCode::BAD_REQUEST,
-                Json(json!({"error": {"code": 400, "message": "give a card or a url"}})),
-            )
-                .into_response();
-        }
+        (None, None) => return error(StatusCode::BAD_REQUEST, "give a card or a url"),
     };
     let v03 = card.get("supportedInterfaces").is_none()
         && (card.get("url").is_some() || card.get("preferredTransport").is_some());
-    let problems: Vec<Problem> = if v03 {
-        vec![Problem {
+    let mut problems = proto_check::check_card(&card);
+    if v03 {
+        // What v0.3 writes its own way is not a problem of a v0.3 card; the rest is.
+        problems.retain(|p| p.severity == Severity::Error && !v03_field(&p.path));
+        problems.insert(0, Problem {
             path: "$".into(),
             message: "a v0.3 card (url, preferredTransport): checked against the v1.0 proto only for what the versions share".into(),
             severity: Severity::Warning,
-        }]
-        .into_iter()
-        .chain(
-            proto_check::check_card(&card)
-                .into_iter()
-                .filter(|p| !p.path.starts_with("$.supportedInterfaces") && p.severity == Severity::Error && !v03_field(&p.path)),
-        )
-        .collect()
-    } else {
-        proto_check::check_card(&card)
-    };
+        });
+    }
     let signature = check_signature(&shared, &card, fetched_from.as_deref()).await;
     Json(json!({
         "url": fetched_from,
@@ -89,6 +71,7 @@ async fn check(
 /// Fields that v0.3 cards have in their own way (not errors of a v0.3 card).
 fn v03_field(path: &str) -> bool {
     [
+        "$.supportedInterfaces",
         "$.url",
         "$.protocolVersion",
         "$.preferredTransport",

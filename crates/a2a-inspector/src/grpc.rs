@@ -26,7 +26,7 @@ use futures::StreamExt;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::access::Shared;
+use crate::access::{Shared, relay_error, relayed_headers};
 
 pub(crate) fn routes(shared: Arc<Shared>) -> Router {
     Router::new()
@@ -44,15 +44,9 @@ struct GrpcCall {
     params: Value,
 }
 
-fn refused(status: StatusCode, message: impl Into<String>) -> Response {
-    let mut r = (
-        status,
-        Json(json!({"error": {"code": status.as_u16(), "message": message.into()}})),
-    )
-        .into_response();
-    r.headers_mut()
-        .insert("x-relay-error", http::HeaderValue::from_static("1"));
-    r
+/// A v1.0 value as ProtoJSON.
+fn json(v: impl serde::Serialize) -> Value {
+    serde_json::to_value(v).unwrap_or(Value::Null)
 }
 
 /// An agent's error, as JSON-RPC would carry it.
@@ -99,38 +93,20 @@ async fn call(
     }
     let address = match checked_address(&shared, &req.target).await {
         Ok(a) => a,
-        Err(why) => return refused(StatusCode::FORBIDDEN, why),
+        Err(why) => return relay_error(StatusCode::FORBIDDEN, why),
     };
-    let mut metadata = reqwest::header::HeaderMap::new();
-    if let Some(json) = headers.get("x-relay-headers").and_then(|v| v.to_str().ok()) {
-        let Ok(map) = serde_json::from_str::<serde_json::Map<String, Value>>(json) else {
-            return refused(
-                StatusCode::BAD_REQUEST,
-                "X-Relay-Headers must be a JSON object",
-            );
-        };
-        for (k, v) in map {
-            let lower = k.to_ascii_lowercase();
-            // What gRPC sets itself, and what describes the hop to the host.
-            if [
-                "content-type",
-                "a2a-version",
-                "accept",
-                "host",
-                "content-length",
-            ]
-            .contains(&lower.as_str())
-            {
-                continue;
-            }
-            if let (Ok(n), Some(Ok(v))) = (
-                reqwest::header::HeaderName::try_from(lower.as_str()),
-                v.as_str().map(reqwest::header::HeaderValue::from_str),
-            ) {
-                metadata.insert(n, v);
-            }
-        }
-    }
+    // What gRPC sets itself, and what describes the hop to the host, are not sent on.
+    let skip = [
+        "content-type",
+        "a2a-version",
+        "accept",
+        "host",
+        "content-length",
+    ];
+    let metadata = match relayed_headers(&headers, &skip) {
+        Ok(h) => h,
+        Err(why) => return relay_error(StatusCode::BAD_REQUEST, why),
+    };
     let transport = match GrpcV1::new(
         &address,
         req.tenant.clone(),
@@ -140,55 +116,39 @@ async fn call(
         &[],
     ) {
         Ok(t) => t,
-        Err(e) => return refused(StatusCode::BAD_GATEWAY, e.to_string()),
+        Err(e) => return relay_error(StatusCode::BAD_GATEWAY, e.to_string()),
     };
-    let bad = |e: serde_json::Error| refused(StatusCode::BAD_REQUEST, format!("params: {e}"));
-    macro_rules! unary {
-        ($call:expr) => {
-            match $call.await {
-                Ok(v) => Json(json!(v)).into_response(),
-                Err(e) => Json(agent_error(&e)).into_response(),
+    // The v1.0 request the operation takes, from `params`, or the answer to give.
+    macro_rules! parsed {
+        () => {
+            match serde_json::from_value(req.params) {
+                Ok(r) => r,
+                Err(e) => return relay_error(StatusCode::BAD_REQUEST, format!("params: {e}")),
             }
         };
     }
+    let answer = |result: Result<Value, ClientError>| match result {
+        Ok(v) => Json(v).into_response(),
+        Err(e) => Json(agent_error(&e)).into_response(),
+    };
     match req.op.as_str() {
-        "send" => match serde_json::from_value(req.params) {
-            Ok(r) => unary!(transport.send_message(r)),
-            Err(e) => bad(e),
-        },
-        "get" => match serde_json::from_value(req.params) {
-            Ok(r) => unary!(transport.get_task(r)),
-            Err(e) => bad(e),
-        },
-        "list" => match serde_json::from_value(req.params) {
-            Ok(r) => unary!(transport.list_tasks(r)),
-            Err(e) => bad(e),
-        },
-        "cancel" => match serde_json::from_value(req.params) {
-            Ok(r) => unary!(transport.cancel_task(r)),
-            Err(e) => bad(e),
-        },
-        "extendedCard" => unary!(transport.get_extended_agent_card()),
+        "send" => answer(transport.send_message(parsed!()).await.map(json)),
+        "get" => answer(transport.get_task(parsed!()).await.map(json)),
+        "list" => answer(transport.list_tasks(parsed!()).await.map(json)),
+        "cancel" => answer(transport.cancel_task(parsed!()).await.map(json)),
+        "extendedCard" => answer(transport.get_extended_agent_card().await.map(json)),
         "stream" | "subscribe" => {
             let events = if req.op == "stream" {
-                match serde_json::from_value(req.params) {
-                    Ok(r) => transport.send_streaming_message(r).await,
-                    Err(e) => return bad(e),
-                }
+                transport.send_streaming_message(parsed!()).await
             } else {
-                match serde_json::from_value(req.params) {
-                    Ok(r) => transport.subscribe_to_task(r, None).await,
-                    Err(e) => return bad(e),
-                }
+                transport.subscribe_to_task(parsed!(), None).await
             };
             match events {
                 Err(e) => Json(agent_error(&e)).into_response(),
                 Ok(events) => {
-                    // The transport lives as long as its stream.
-                    let stream = events.map(move |ev| {
-                        let _keep = &transport;
+                    let stream = events.map(|ev| {
                         let data = match ev {
-                            Ok(ev) => json!(ev.response),
+                            Ok(ev) => json(ev.response),
                             Err(e) => agent_error(&e),
                         };
                         Ok::<_, Infallible>(Event::default().data(data.to_string()))
@@ -199,7 +159,7 @@ async fn call(
                 }
             }
         }
-        other => refused(
+        other => relay_error(
             StatusCode::BAD_REQUEST,
             format!("unknown operation {other:?}"),
         ),

@@ -29,7 +29,7 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
 
-use crate::access::Shared;
+use crate::access::{Shared, error};
 
 /// Most receivers kept.
 pub const MAX_HOOKS: usize = 256;
@@ -114,11 +114,7 @@ pub(crate) fn routes(shared: Arc<Shared>) -> Router {
 }
 
 fn not_found() -> Response {
-    (
-        StatusCode::NOT_FOUND,
-        Json(json!({"error": {"code": 404, "message": "no such receiver"}})),
-    )
-        .into_response()
+    error(StatusCode::NOT_FOUND, "no such receiver")
 }
 
 /// A receiver for the caller.
@@ -133,18 +129,16 @@ async fn create(State(hooks): State<Arc<Hooks>>, headers: HeaderMap) -> Response
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.starts_with("application/json"));
     if !json {
-        return (
+        return error(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            Json(json!({"error": {"code": 415, "message": "send Content-Type: application/json"}})),
-        )
-            .into_response();
+            "send Content-Type: application/json",
+        );
     }
     if !hooks.shared.config.push {
-        return (
+        return error(
             StatusCode::CONFLICT,
-            Json(json!({"error": {"code": 409, "message": "this host does not send push notifications (--no-push)"}})),
-        )
-            .into_response();
+            "this host does not send push notifications (--no-push)",
+        );
     }
     // Two random (v4) UUIDs: 244 random bits, not guessable; the token another 122.
     let id = format!(

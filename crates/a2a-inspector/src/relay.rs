@@ -12,16 +12,15 @@
 
 use std::sync::Arc;
 
+use axum::Router;
 use axum::body::Body;
 use axum::extract::State;
-use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
+use axum::response::Response;
 use axum::routing::post;
-use axum::{Json, Router};
 use futures::TryStreamExt;
-use serde_json::json;
 
-use crate::access::Shared;
+use crate::access::{Shared, relay_error, relayed_headers};
 
 /// Largest request body relayed.
 const MAX_BODY: usize = 10 * 1024 * 1024;
@@ -48,18 +47,6 @@ pub(crate) fn routes(shared: Arc<Shared>) -> Router {
         .with_state(shared)
 }
 
-/// An error of the relay itself (not of the target): 502, said so in `X-Relay-Error`.
-fn refused(status: StatusCode, message: impl Into<String>) -> Response {
-    let mut resp = (
-        status,
-        Json(json!({"error": {"code": status.as_u16(), "message": message.into()}})),
-    )
-        .into_response();
-    resp.headers_mut()
-        .insert("x-relay-error", HeaderValue::from_static("1"));
-    resp
-}
-
 async fn relay(
     State(shared): State<Arc<Shared>>,
     headers: HeaderMap,
@@ -70,11 +57,11 @@ async fn relay(
     }
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
     let Some(target) = header("x-relay-url") else {
-        return refused(StatusCode::BAD_REQUEST, "X-Relay-Url is missing");
+        return relay_error(StatusCode::BAD_REQUEST, "X-Relay-Url is missing");
     };
     let (url, client) = match shared.target(target) {
         Ok(t) => t,
-        Err(why) => return refused(StatusCode::FORBIDDEN, why),
+        Err(why) => return relay_error(StatusCode::FORBIDDEN, why),
     };
     let method =
         match header("x-relay-method").unwrap_or(if body.is_empty() { "GET" } else { "POST" }) {
@@ -83,33 +70,16 @@ async fn relay(
             m if m.eq_ignore_ascii_case("DELETE") => Method::DELETE,
             m if m.eq_ignore_ascii_case("PUT") => Method::PUT,
             m => {
-                return refused(
+                return relay_error(
                     StatusCode::BAD_REQUEST,
                     format!("method {m} is not relayed"),
                 );
             }
         };
-    let mut out = HeaderMap::new();
-    if let Some(json) = header("x-relay-headers") {
-        let Ok(map) = serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(json)
-        else {
-            return refused(
-                StatusCode::BAD_REQUEST,
-                "X-Relay-Headers must be a JSON object of header names and values",
-            );
-        };
-        for (name, value) in map {
-            let (Ok(n), Some(Ok(v))) = (
-                HeaderName::try_from(name.as_str()),
-                value.as_str().map(HeaderValue::from_str),
-            ) else {
-                return refused(StatusCode::BAD_REQUEST, format!("invalid header {name:?}"));
-            };
-            if !HOP_HEADERS.contains(&n.as_str()) {
-                out.append(n, v);
-            }
-        }
-    }
+    let out = match relayed_headers(&headers, HOP_HEADERS) {
+        Ok(h) => h,
+        Err(why) => return relay_error(StatusCode::BAD_REQUEST, why),
+    };
     let sent = client
         .request(method, url.clone())
         .headers(out)
@@ -119,7 +89,7 @@ async fn relay(
     let resp = match sent {
         Ok(r) => r,
         Err(e) => {
-            return refused(
+            return relay_error(
                 StatusCode::BAD_GATEWAY,
                 format!("{url}: {}", a2a_client::describe_http_error(&e)),
             );
@@ -154,7 +124,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn inner_addresses_and_the_console_itself_are_refused() {
+    fn inner_addresses_and_the_console_itself_are_relay_error() {
         let mut config = crate::InspectorConfig::new("http://127.0.0.1:41241");
         config.reach_out = true;
         config.policy.allowed_hosts = vec!["localhost".into()];

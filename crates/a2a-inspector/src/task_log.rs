@@ -15,7 +15,7 @@ use axum::routing::get;
 use axum::{Json, Router};
 use serde_json::{Value, json};
 
-use crate::access::Shared;
+use crate::access::{Shared, error};
 
 /// Where the console reads a hosted task's log.
 ///
@@ -57,10 +57,6 @@ async fn events(
     };
     match found {
         Some(events) => Json(json!({"events": events})).into_response(),
-        None => (
-            StatusCode::NOT_FOUND,
-            Json(json!({"error": {"code": 404, "message": format!("Task not found: {task}")}})),
-        )
-            .into_response(),
+        None => error(StatusCode::NOT_FOUND, format!("Task not found: {task}")),
     }
 }

@@ -243,32 +243,41 @@ pub(crate) async fn send(args: SendArgs) -> anyhow::Result<u8> {
         return Ok(exit_code(&outcome));
     }
     let limit = Duration::from_secs_f64(args.timeout.timeout.max(0.001));
-    if !args.no_wait && !args.blocking {
-        // An agent that streams is followed, so that a time limit that runs out can still
-        // say which task it was and how far it got (a blocking answer brings the task id
-        // only with the answer). The limit is the deadline, not the HTTP client's.
-        let client = args.conn.connect_with(None).await?;
-        if client.supports_streaming() {
-            let outcome = client.run_with_deadline(req, limit).await?;
-            if let Outcome::Stopped(stopped) = &outcome {
-                print_followed(&outcome, args.json);
-                timed_out(stopped, limit, &args.conn);
-                return Ok(ERROR);
-            }
-            print_followed(&outcome, args.json);
-            return Ok(exit_code(&outcome));
-        }
-    }
-    let client = args.conn.connect_with(Some(args.timeout)).await?;
-    let resp = match client.send(req).await {
-        Ok(resp) => resp,
-        Err(e) if e.is_timeout() && !e.is_connect() => bail!(
-            "{}: no answer within {}; the agent may still be working on it (a time limit does not cancel). A blocking call brings the task id only with the answer: --no-wait returns it at once",
-            client.endpoint(),
+    // One client, connected once; the time limit is applied here, as the deadline of a
+    // followed task or around one blocking call, rather than by the HTTP client.
+    let client = match tokio::time::timeout(limit, args.conn.connect_with(None)).await {
+        Ok(client) => client?,
+        Err(_) => bail!(
+            "{}: no agent card within {}",
+            args.conn.url(),
             seconds(limit)
         ),
-        Err(e) => return Err(e.into()),
     };
+    if !args.no_wait && !args.blocking && client.supports_streaming() {
+        // An agent that streams is followed, so that a time limit that runs out can still
+        // say which task it was and how far it got (a blocking answer brings the task id
+        // only with the answer).
+        let outcome = client.run_with_deadline(req, limit).await?;
+        print_followed(&outcome, args.json);
+        if let Outcome::Stopped(stopped) = &outcome {
+            timed_out(stopped, limit, &args.conn);
+            return Ok(ERROR);
+        }
+        return Ok(exit_code(&outcome));
+    }
+    let Ok(resp) = tokio::time::timeout(limit, client.send(req)).await else {
+        let hint = if args.no_wait {
+            ""
+        } else {
+            " A blocking call brings the task id only with the answer: --no-wait returns it at once"
+        };
+        bail!(
+            "{}: no answer within {}; the agent may still be working on it (a time limit does not cancel).{hint}",
+            client.endpoint(),
+            seconds(limit)
+        );
+    };
+    let resp = resp?;
     if args.json {
         output::json_pretty(&resp);
     }

@@ -30,11 +30,7 @@ impl Drop for Browser {
 }
 
 fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    crate::common::loopback_listener().1.port()
 }
 
 pub fn screenshot_dir() -> PathBuf {
@@ -92,12 +88,17 @@ impl Browser {
 
     /// The element `css`, waited for.
     pub async fn find(&self, css: &str) -> Element {
+        self.find_within(css, WAIT).await
+    }
+
+    /// The element `css`, waited for up to `within`.
+    pub async fn find_within(&self, css: &str, within: Duration) -> Element {
         self.client
             .wait()
-            .at_most(WAIT)
+            .at_most(within)
             .for_element(Locator::Css(css))
             .await
-            .unwrap_or_else(|e| panic!("no {css} within {WAIT:?}: {e}"))
+            .unwrap_or_else(|e| panic!("no {css} within {within:?}: {e}"))
     }
 
     pub async fn click(&self, css: &str) {
@@ -142,6 +143,26 @@ impl Browser {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         panic!("{css} never showed {wanted:?}; last: {last:?}");
+    }
+
+    /// Chooses `value` in the select `css`.
+    pub async fn choose(&self, css: &str, value: &str) {
+        self.find(css).await.select_by_value(value).await.unwrap();
+    }
+
+    /// Types `text` into the conversation's composer and sends it.
+    pub async fn send_message(&self, text: &str) {
+        self.type_into("#message-text", text).await;
+        self.click("#send").await;
+    }
+
+    /// Chooses the host's agent `id` in the agent list, then opens the conversation with it
+    /// once its card (whose name contains `name`) is loaded.
+    pub async fn open_conversation(&self, id: &str, name: &str) {
+        self.click("nav a[data-view=agents]").await;
+        self.click(&format!("button[data-agent={id}]")).await;
+        self.wait_text("#agent-name", name).await;
+        self.click("nav a[data-view=chat]").await;
     }
 
     /// Whether `css` matches an element now.

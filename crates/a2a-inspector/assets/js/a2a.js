@@ -4,9 +4,6 @@
 
 import { sseEvents } from './sse.js';
 
-/** What the console speaks: JSON-RPC and HTTP+JSON from the browser, gRPC through the host. */
-export const BINDINGS = ['JSONRPC', 'HTTP+JSON', 'GRPC'];
-
 /** An A2A error: the agent's code and message, or the transport's. */
 export class A2AError extends Error {
   constructor(message, { code, status, data } = {}) {
@@ -166,30 +163,45 @@ export class Connection {
       op: V1_METHODS[kind], binding: 'GRPC', version: '1.0', via: 'grpc', streaming: !!streaming, a2a,
       request: { method: 'gRPC', url: `${this.iface.url} lf.a2a.v1.A2AService/${V1_METHODS[kind]}${this.iface.tenant ? ` (tenant ${this.iface.tenant})` : ''}`, headers, body: JSON.stringify(params) },
     });
+    const resp = await this.recordedFetch(entry, 'the host could not make the gRPC call', true, () => fetch('/inspector/api/grpc', {
+      method: 'POST',
+      headers: { ...this.session.hostHeaders(), 'Content-Type': 'application/json', 'X-Relay-Headers': JSON.stringify(headers) },
+      body,
+      signal,
+    }));
+    return { resp, entry };
+  }
+
+  /**
+   * Runs `send` (a fetch) for `entry`, recording the answer's status and headers (the
+   * target's, when the host relayed it) and what failed: the fetch itself, or the host's
+   * call for the browser (`X-Relay-Error`, or with `hostCall` any status but 2xx).
+   */
+  async recordedFetch(entry, failure, hostCall, send) {
     entry.t0 = performance.now();
-    let resp;
-    try {
-      resp = await fetch('/inspector/api/grpc', {
-        method: 'POST',
-        headers: { ...this.session.hostHeaders(), 'Content-Type': 'application/json', 'X-Relay-Headers': JSON.stringify(headers) },
-        body,
-        signal,
-      });
-    } catch (e) {
-      entry.error = e.name === 'AbortError' ? 'stopped by you' : `no answer: ${e.message}`;
-      this.session.wire.changed(entry);
-      throw new A2AError(entry.error);
-    }
-    entry.response = { status: resp.status, headers: {}, size: 0 };
-    resp.headers.forEach((v, k) => { entry.response.headers[k] = v; });
-    if (resp.headers.get('x-relay-error') || !resp.ok) {
-      const j = await resp.json().catch(() => ({}));
-      entry.error = `the host could not make the gRPC call: ${(j.error && j.error.message) || resp.status}`;
+    const fail = (message, extra) => {
+      entry.error = message;
       entry.totalMs = Math.round(performance.now() - entry.t0);
       this.session.wire.changed(entry);
-      throw new A2AError(entry.error, { status: resp.status });
+      throw new A2AError(message, extra);
+    };
+    let resp;
+    try {
+      resp = await send();
+    } catch (e) {
+      fail(e.name === 'AbortError' ? 'stopped by you' : `no answer: ${e.message}`);
     }
-    return { resp, entry };
+    const headers = {};
+    const relayed = resp.headers.get('x-relay-headers');
+    if (relayed) Object.assign(headers, JSON.parse(relayed));
+    else resp.headers.forEach((v, k) => { headers[k] = v; });
+    entry.response = { status: resp.status, headers, size: 0 };
+    this.session.wire.changed(entry);
+    if (resp.headers.get('x-relay-error') || (hostCall && !resp.ok)) {
+      const j = await resp.json().catch(() => ({}));
+      fail(`${failure}: ${(j.error && j.error.message) || resp.status}`, { status: resp.status });
+    }
+    return resp;
   }
 
   /** One HTTP exchange, recorded. Returns {resp, entry} (resp's body not read yet). */
@@ -198,44 +210,19 @@ export class Connection {
     if (body !== undefined) headers['Content-Type'] = 'application/json';
     if (!this.v03) headers['A2A-Version'] = '1.0';
     if (streaming) headers.Accept = 'text/event-stream';
-    const traceId = [...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, '0')).join('');
-    const spanId = [...crypto.getRandomValues(new Uint8Array(8))].map((b) => b.toString(16).padStart(2, '0')).join('');
-    headers.traceparent = `00-${traceId}-${spanId}-01`;
+    const traceId = hex(16);
+    headers.traceparent = `00-${traceId}-${hex(8)}-01`;
     const text = body === undefined ? undefined : JSON.stringify(body);
     const entry = this.session.wire.start({
       op, binding: this.iface.binding, version: this.iface.version, via: this.agent.remote ? 'relay' : 'direct',
       streaming: !!streaming, traceId, a2a,
       request: { method, url, headers, body: text },
     });
-    const t0 = performance.now();
-    let resp;
-    try {
-      if (this.agent.remote) {
-        const relayHeaders = { ...this.session.hostHeaders(), 'X-Relay-Url': url, 'X-Relay-Method': method, 'X-Relay-Headers': JSON.stringify(headers) };
-        resp = await fetch('/inspector/api/relay', { method: 'POST', headers: relayHeaders, body: text, signal });
-      } else {
-        resp = await fetch(url, { method, headers, body: text, signal });
-      }
-    } catch (e) {
-      entry.error = e.name === 'AbortError' ? 'stopped by you' : `no answer: ${e.message}`;
-      entry.totalMs = Math.round(performance.now() - t0);
-      this.session.wire.changed(entry);
-      throw new A2AError(entry.error);
-    }
-    let respHeaders = {};
-    const relayed = resp.headers.get('x-relay-headers');
-    if (relayed) respHeaders = JSON.parse(relayed);
-    else resp.headers.forEach((v, k) => { respHeaders[k] = v; });
-    entry.response = { status: resp.status, headers: respHeaders, size: 0 };
-    entry.t0 = t0;
-    this.session.wire.changed(entry);
-    if (resp.headers.get('x-relay-error')) {
-      const j = await resp.json().catch(() => ({}));
-      entry.error = `the host could not relay: ${(j.error && j.error.message) || resp.status}`;
-      entry.totalMs = Math.round(performance.now() - t0);
-      this.session.wire.changed(entry);
-      throw new A2AError(entry.error, { status: resp.status });
-    }
+    const resp = await this.recordedFetch(entry, 'the host could not relay', false, () => {
+      if (!this.agent.remote) return fetch(url, { method, headers, body: text, signal });
+      const relayHeaders = { ...this.session.hostHeaders(), 'X-Relay-Url': url, 'X-Relay-Method': method, 'X-Relay-Headers': JSON.stringify(headers) };
+      return fetch('/inspector/api/relay', { method: 'POST', headers: relayHeaders, body: text, signal });
+    });
     return { resp, entry };
   }
 

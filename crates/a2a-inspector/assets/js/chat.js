@@ -6,7 +6,7 @@
 
 import { h, replace, stateBadge, stateLabel, clock, frameBatched, TERMINAL, INTERRUPTED } from './dom.js';
 import { newId } from './a2a.js';
-import { ArtifactAssembler, renderArtifact, renderMessage, renderPart, textOf } from './parts.js';
+import { ArtifactAssembler, renderArtifact, renderMessage, textOf } from './parts.js';
 
 function fileToPart(file) {
   return new Promise((resolve, reject) => {
@@ -251,27 +251,18 @@ export function renderChat(root, session) {
     later(turn);
   }
 
-  async function poll(turn) {
-    turn.following = true;
-    turn.controller = new AbortController();
-    const signal = turn.controller.signal;
-    later(turn);
-    try {
-      while (turn.open() && !signal.aborted) {
-        await new Promise((r) => setTimeout(r, 1000));
-        if (signal.aborted) break;
-        const task = await conn.getTask(turn.task.id);
-        turn.apply({ task });
-        session.observe(task.id, { task });
-        later(turn);
-      }
-    } catch (e) {
-      turn.error = e.message;
-    } finally {
-      turn.following = false;
-      settle(turn);
-      later(turn);
+  /** GetTask every second while the task runs, as the events a stream would bring. */
+  async function* polled(turn, signal) {
+    while (turn.open() && !signal.aborted) {
+      await new Promise((r) => setTimeout(r, 1000));
+      if (signal.aborted) return;
+      yield { response: { task: await conn.getTask(turn.task.id) } };
     }
+  }
+
+  async function poll(turn) {
+    turn.controller = new AbortController();
+    await consume(turn, polled(turn, turn.controller.signal));
   }
 
   async function send(e) {
@@ -357,4 +348,3 @@ export function renderChat(root, session) {
   };
 }
 
-export { renderPart };

@@ -2,7 +2,7 @@
 // (secrets masked), status, timings and sizes; each can be copied as a curl command or an
 // `a2a` command.
 
-import { h, replace, clock, size, copyText } from './dom.js';
+import { h, replace, clock, size, copyText, frameBatched } from './dom.js';
 
 const SECRET_HEADERS = ['authorization', 'x-api-key', 'x-a2a-notification-token', 'proxy-authorization', 'cookie', 'set-cookie'];
 
@@ -141,19 +141,9 @@ export function renderWire(root, session) {
     if (selected) replace(detail, details(selected, session));
     else replace(detail, h('p', { class: 'hint' }, 'Choose a call to see its request, answer and events.'));
   }
-  const unsubscribe = log.subscribe((e) => {
-    if (e === selected || e === null || !list.isConnected) scheduled();
-    else scheduled();
-  });
-  let pending = false;
-  const scheduled = () => {
-    if (pending) return;
-    pending = true;
-    requestAnimationFrame(() => {
-      pending = false;
-      if (list.isConnected) draw();
-    });
-  };
+  // Many changes (a stream's events), one redraw a frame.
+  const scheduled = frameBatched(() => list.isConnected && draw());
+  const unsubscribe = log.subscribe(scheduled);
   replace(
     root,
     h('div', { class: 'toolbar' }, h('h2', {}, 'Wire'), h('button', { onclick: () => { log.clear(); selected = null; draw(); } }, 'Clear')),

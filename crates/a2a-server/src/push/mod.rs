@@ -139,18 +139,7 @@ impl Eq for PushDelivery {}
 impl PushDelivery {
     /// A delivery service with `settings`.
     pub fn new(settings: PushSettings) -> Result<Self, A2aError> {
-        let resolver = guard::GuardedResolver {
-            policy: Arc::new(settings.policy.clone()),
-        };
-        // No proxy from the environment: a proxy would resolve names itself, past the guard.
-        let client = reqwest::Client::builder()
-            .no_proxy()
-            .timeout(settings.timeout)
-            .redirect(reqwest::redirect::Policy::none())
-            .dns_resolver(Arc::new(resolver))
-            .user_agent(concat!("a2a-rust/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| A2aError::internal(format!("push client: {e}")))?;
+        let client = guard::guarded_client(&settings.policy, Some(settings.timeout))?;
         Ok(Self {
             inner: Arc::new(Inner {
                 settings,

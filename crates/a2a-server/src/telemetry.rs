@@ -10,8 +10,11 @@
 
 use std::future::Future;
 
-use a2a_telemetry::{OwnSpan, OwnTarget, SpanKind, TRACEPARENT, TRACESTATE, TraceParent};
+use a2a_telemetry::{
+    InOwnSpan, OwnSpan, OwnTarget, SpanKind, TRACEPARENT, TRACESTATE, TraceParent,
+};
 use a2a_types::A2aError;
+use futures::future::Either;
 use tracing::Instrument as _;
 use tracing::Span;
 use tracing::field::Empty;
@@ -32,11 +35,18 @@ pub(crate) enum RuntimeSpan {
 }
 
 impl RuntimeSpan {
-    /// Runs `future` in this span; the span lives on (for what is recorded after).
-    pub(crate) async fn run<F: Future>(&self, future: F) -> F::Output {
+    /// `future`, run in this span; the span lives on (for what is recorded after).
+    ///
+    /// Not an `async fn`: one would keep `future` twice in its state (as its argument and
+    /// inside the wrapper it awaits), and a request's future is several KB that each box and
+    /// move copies.
+    pub(crate) fn run<F: Future>(
+        &self,
+        future: F,
+    ) -> Either<InOwnSpan<F>, tracing::instrument::Instrumented<F>> {
         match self {
-            Self::Own(s) => s.in_span(future).await,
-            Self::Tracing(s) => future.instrument(s.clone()).await,
+            Self::Own(s) => Either::Left(s.in_span(future)),
+            Self::Tracing(s) => Either::Right(future.instrument(s.clone())),
         }
     }
 

@@ -6,6 +6,8 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Instant;
 
+use futures::FutureExt as _;
+
 use a2a_types::validate::Validate;
 use a2a_types::{
     A2aError, AgentCard, CancelTaskRequest, GetTaskRequest, ListTasksRequest, ListTasksResponse,
@@ -239,38 +241,49 @@ impl RequestHandler {
     /// and outcome, the request metrics and the debug log line. `ids` reads the task an
     /// answer is about, and its conversation when not recorded yet; `task_id` is the one the
     /// request named, if any.
-    async fn observed<T>(
-        &self,
+    ///
+    /// A combinator rather than an `async fn`, so that `operation` is held once: an `async
+    /// fn` keeps its argument and the future it awaits side by side, and each operation's
+    /// future (several KB for a send) is copied whenever the request's future is boxed.
+    fn observed<'a, T, F>(
+        &'a self,
         method: &'static str,
-        call: &CallContext,
-        task_id: Option<&str>,
-        ids: for<'a> fn(&'a T) -> (Option<&'a str>, Option<&'a str>),
-        operation: impl Future<Output = Result<T, A2aError>>,
-    ) -> Result<T, A2aError> {
+        call: &'a CallContext,
+        task_id: Option<&'a str>,
+        ids: for<'b> fn(&'b T) -> (Option<&'b str>, Option<&'b str>),
+        operation: F,
+    ) -> impl Future<Output = Result<T, A2aError>> + 'a
+    where
+        F: Future<Output = Result<T, A2aError>> + 'a,
+        T: 'a,
+    {
         let started = Instant::now();
-        let _in_flight = crate::metrics::global().request_started();
+        let in_flight = crate::metrics::global().request_started();
         let span = telemetry::request_span(&self.card.name, method, call, task_id);
-        let result = span.run(operation).await;
-        let elapsed = started.elapsed();
-        let (answered_task, context_id) = match &result {
-            Ok(v) => ids(v),
-            Err(_) => (None, None),
-        };
-        let task_id = answered_task.or(task_id);
-        if let Some(c) = context_id {
-            telemetry::record_conversation(&span, c);
-        }
-        if let Err(e) = &result {
-            telemetry::record_error(&span, e);
-        }
-        let outcome = match &result {
-            Ok(_) => Ok(()),
-            Err(e) => Err(e.reason()),
-        };
-        self.request_metrics
-            .record(call.binding, method, outcome, elapsed);
-        self.log_request(method, call, task_id, &result);
-        result
+        let running = span.run(operation);
+        running.map(move |result| {
+            let _in_flight = in_flight;
+            let elapsed = started.elapsed();
+            let (answered_task, context_id) = match &result {
+                Ok(v) => ids(v),
+                Err(_) => (None, None),
+            };
+            let task_id = answered_task.or(task_id);
+            if let Some(c) = context_id {
+                telemetry::record_conversation(&span, c);
+            }
+            if let Err(e) = &result {
+                telemetry::record_error(&span, e);
+            }
+            let outcome = match &result {
+                Ok(_) => Ok(()),
+                Err(e) => Err(e.reason()),
+            };
+            self.request_metrics
+                .record(call.binding, method, outcome, elapsed);
+            self.log_request(method, call, task_id, &result);
+            result
+        })
     }
 
     /// One line per request (`A2A_LOG=debug`): the agent, the operation, the task and how
@@ -824,7 +837,36 @@ fn no_ids<T>(_: &T) -> (Option<&str>, Option<&str>) {
 
 #[cfg(test)]
 mod tests {
-    use super::media_type_matches;
+    use super::*;
+
+    struct Idle;
+
+    #[async_trait::async_trait]
+    impl crate::AgentExecutor for Idle {
+        async fn execute(
+            &self,
+            _: crate::RequestContext,
+            _: crate::TaskUpdater,
+        ) -> Result<(), crate::AgentError> {
+            Ok(())
+        }
+    }
+
+    /// The observed send holds its operation once: every request's future is boxed (by
+    /// axum, and around the send), and a box copies the whole future, so a wrapper that
+    /// kept the operation twice cost several KB of copying per request.
+    #[test]
+    fn an_observed_operation_is_held_once() {
+        let handler = crate::in_memory_handler(Arc::new(Idle), a2a_types::AgentCard::default());
+        let call = Arc::new(CallContext::new(a2a_types::ProtocolVersion::V1));
+        let req = || SendMessageRequest::new(a2a_types::Message::user_text("x"));
+        let operation = std::mem::size_of_val(&handler.send_message_inner(req(), call.clone()));
+        let observed = std::mem::size_of_val(&handler.send_message_answer(req(), call));
+        assert!(
+            observed < operation + 1024,
+            "observed send {observed} bytes, its operation {operation}"
+        );
+    }
 
     #[test]
     fn media_types() {

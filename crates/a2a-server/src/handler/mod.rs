@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use futures::FutureExt as _;
+use futures::future::Either;
 
 use a2a_types::validate::Validate;
 use a2a_types::{
@@ -358,23 +359,23 @@ impl RequestHandler {
     }
 
     /// Validates a send and resolves its task and context. Only continuations wait on the
-    /// store; they do so in their own boxed future, which keeps the future of every send small.
-    async fn prepare(
+    /// store; they do so in their own boxed future, which keeps the future of every send small
+    /// (and this is no `async fn`, which would hold the request besides).
+    fn prepare(
         &self,
         req: SendMessageRequest,
         call: Arc<CallContext>,
-    ) -> Result<Box<StartRequest>, A2aError> {
+    ) -> impl Future<Output = Result<Box<StartRequest>, A2aError>> + '_ {
         if req.message.task_id.is_none() {
-            return self.prepare_with(req, call, None);
+            return Either::Left(std::future::ready(self.prepare_with(req, call, None)));
         }
-        Box::pin(async move {
+        Either::Right(Box::pin(async move {
             let task_id = req.message.task_id.clone().unwrap_or_default();
             let existing = self
                 .existing_task(task_id, req.message.context_id.as_deref(), &call)
                 .await?;
             self.prepare_with(req, call, Some(existing))
-        })
-        .await
+        }))
     }
 
     fn prepare_with(

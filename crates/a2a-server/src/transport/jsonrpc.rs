@@ -329,22 +329,24 @@ async fn dispatch_v1(
                     ep.config.keep_alive,
                 )
             }
+            // The push-config operations are boxed like the others: rare, and inline they
+            // would make every request's future (which axum boxes, so copies) larger.
             method::CREATE_PUSH_CONFIG => {
                 let config = params::<TaskPushNotificationConfig>(raw)?;
-                ok(id, h.create_push_config(config, &call).await?)
+                ok(id, Box::pin(h.create_push_config(config, &call)).await?)
             }
             method::GET_PUSH_CONFIG => {
                 let req = params::<TaskPushNotificationConfigRequest>(raw)?;
-                ok(id, h.get_push_config(req, &call).await?)
+                ok(id, Box::pin(h.get_push_config(req, &call)).await?)
             }
             method::DELETE_PUSH_CONFIG => {
                 let req = params::<TaskPushNotificationConfigRequest>(raw)?;
-                h.delete_push_config(req, &call).await?;
+                Box::pin(h.delete_push_config(req, &call)).await?;
                 ok(id, serde_json::json!({}))
             }
             method::LIST_PUSH_CONFIGS => {
                 let req = params::<ListTaskPushNotificationConfigsRequest>(raw)?;
-                ok(id, h.list_push_configs(req, &call).await?)
+                ok(id, Box::pin(h.list_push_configs(req, &call)).await?)
             }
             method::GET_EXTENDED_AGENT_CARD => ok(id, &*h.get_extended_agent_card()?),
             other => {
@@ -451,15 +453,16 @@ async fn dispatch_v03(
                 {
                     p.push_notification_config.id = Some(p.task_id.clone());
                 }
-                let created = h.create_push_config(p.into(), &call).await?;
+                let created = Box::pin(h.create_push_config(p.into(), &call)).await?;
                 ok(id, v03::TaskPushNotificationConfig::from(&created))
             }
             m::PUSH_CONFIG_GET => {
                 let p: v03::PushNotificationConfigParams = params(raw)?;
-                let configs = h
-                    .list_push_configs(ListTaskPushNotificationConfigsRequest::new(&p.id), &call)
-                    .await?
-                    .configs;
+                let configs = Box::pin(
+                    h.list_push_configs(ListTaskPushNotificationConfigsRequest::new(&p.id), &call),
+                )
+                .await?
+                .configs;
                 let wanted = p.push_notification_config_id.as_deref();
                 let config = configs
                     .iter()
@@ -470,10 +473,11 @@ async fn dispatch_v03(
             }
             m::PUSH_CONFIG_LIST => {
                 let p: v03::PushNotificationConfigParams = params(raw)?;
-                let configs = h
-                    .list_push_configs(ListTaskPushNotificationConfigsRequest::new(&p.id), &call)
-                    .await?
-                    .configs;
+                let configs = Box::pin(
+                    h.list_push_configs(ListTaskPushNotificationConfigsRequest::new(&p.id), &call),
+                )
+                .await?
+                .configs;
                 let configs: Vec<_> = configs
                     .iter()
                     .map(v03::TaskPushNotificationConfig::from)
@@ -486,7 +490,7 @@ async fn dispatch_v03(
                     A2aError::invalid_field("pushNotificationConfigId", "is required")
                 })?;
                 let req = TaskPushNotificationConfigRequest::new(&p.id, config_id);
-                h.delete_push_config(req, &call).await?;
+                Box::pin(h.delete_push_config(req, &call)).await?;
                 ok(id, serde_json::Value::Null)
             }
             m::GET_AUTHENTICATED_EXTENDED_CARD => {

@@ -145,10 +145,28 @@ pub(crate) fn relay_error(status: StatusCode, message: impl Into<String>) -> Res
     resp
 }
 
+/// Headers never sent on: they describe the hop to the host, not the call to the target.
+const HOP_HEADERS: &[&str] = &[
+    "host",
+    "connection",
+    "content-length",
+    "transfer-encoding",
+    "keep-alive",
+    "upgrade",
+    "te",
+    "trailer",
+    "proxy-authorization",
+    "proxy-connection",
+    "cookie",
+];
+
 /// The headers the console asks the host to send to an agent for it: `X-Relay-Headers`, a
-/// JSON object of names and values, less those named in `skip` (lower case: what describes
-/// the hop to the host, or what the call sets itself).
-pub(crate) fn relayed_headers(headers: &HeaderMap, skip: &[&str]) -> Result<HeaderMap, String> {
+/// JSON object of names and values, less the [`HOP_HEADERS`] and those in `also_skip` (lower
+/// case: what the call sets itself).
+pub(crate) fn relayed_headers(
+    headers: &HeaderMap,
+    also_skip: &[&str],
+) -> Result<HeaderMap, String> {
     let mut out = HeaderMap::new();
     let Some(json) = headers.get("x-relay-headers").and_then(|v| v.to_str().ok()) else {
         return Ok(out);
@@ -163,7 +181,7 @@ pub(crate) fn relayed_headers(headers: &HeaderMap, skip: &[&str]) -> Result<Head
         ) else {
             return Err(format!("invalid header {name:?}"));
         };
-        if !skip.contains(&n.as_str()) {
+        if !HOP_HEADERS.contains(&n.as_str()) && !also_skip.contains(&n.as_str()) {
             out.append(n, v);
         }
     }
@@ -206,5 +224,43 @@ async fn whoami(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Respon
     match shared.admit(&headers).await {
         Ok(p) => Json(json!({"principal": p.map(|p| p.id().to_owned())})).into_response(),
         Err(refused) => refused,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn asking(json: &str) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert("x-relay-headers", json.parse().unwrap());
+        headers
+    }
+
+    #[test]
+    fn relayed_headers_leave_the_hop_behind_for_every_call() {
+        let asked = asking(
+            r#"{"Authorization": "Bearer t", "TE": "trailers", "Connection": "close", "Cookie": "s=1", "A2A-Version": "1.0"}"#,
+        );
+        let relayed = relayed_headers(&asked, &[]).unwrap();
+        let mut names: Vec<_> = relayed.keys().map(|n| n.as_str()).collect();
+        names.sort_unstable();
+        assert_eq!(names, ["a2a-version", "authorization"]);
+        // A call that sets some headers itself (gRPC) skips those too, and still the hop's.
+        let relayed = relayed_headers(&asked, &["a2a-version"]).unwrap();
+        let names: Vec<_> = relayed.keys().map(|n| n.as_str()).collect();
+        assert_eq!(names, ["authorization"]);
+    }
+
+    #[test]
+    fn relayed_headers_refuse_what_they_cannot_send() {
+        assert!(
+            relayed_headers(&asking("[1]"), &[])
+                .unwrap_err()
+                .contains("JSON object")
+        );
+        let err = relayed_headers(&asking(r#"{"bad name": "x"}"#), &[]).unwrap_err();
+        assert!(err.contains("bad name"), "{err}");
+        assert!(relayed_headers(&HeaderMap::new(), &[]).unwrap().is_empty());
     }
 }

@@ -95,15 +95,8 @@ async fn call(
         Ok(a) => a,
         Err(why) => return relay_error(StatusCode::FORBIDDEN, why),
     };
-    // What gRPC sets itself, and what describes the hop to the host, are not sent on.
-    let skip = [
-        "content-type",
-        "a2a-version",
-        "accept",
-        "host",
-        "content-length",
-    ];
-    let metadata = match relayed_headers(&headers, &skip) {
+    // What gRPC sets itself is not sent on (nor, as for the relay, the hop's headers).
+    let metadata = match relayed_headers(&headers, &["content-type", "a2a-version", "accept"]) {
         Ok(h) => h,
         Err(why) => return relay_error(StatusCode::BAD_REQUEST, why),
     };

@@ -261,8 +261,7 @@ impl RequestHandler {
         let started = Instant::now();
         let in_flight = crate::metrics::global().request_started();
         let span = telemetry::request_span(&self.card.name, method, call, task_id);
-        let running = span.run(operation);
-        running.map(move |result| {
+        span.run(operation).map(move |result| {
             let _in_flight = in_flight;
             let elapsed = started.elapsed();
             let (answered_task, context_id) = match &result {

@@ -9,9 +9,9 @@
 #
 #   scripts/bench-all.sh [A2A_BIN]        (default: builds target/release/a2a)
 #
-# Environment: ROUNDS (3), SECONDS_PER_RUN (6), CONCURRENCY (32 for a2a bench, 16 for wrk),
-# A2A_TEST_POSTGRES_URL (PostgreSQL; skipped when unset), STREAMS (10000; 0 skips them),
-# STREAM_SECONDS (5: how long each stream's task runs).
+# Environment: ROUNDS (3; 0 measures the streams alone), SECONDS_PER_RUN (6), CONCURRENCY
+# (32 for a2a bench, 16 for wrk), A2A_TEST_POSTGRES_URL (PostgreSQL; skipped when unset),
+# STREAMS (10000; 0 skips them), STREAM_SECONDS (5: how long each stream's task runs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -99,6 +99,7 @@ port[grpc]=${port[memory]}; pid[grpc]=${pid[memory]}
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 tick_us=$(( 1000000 / $(getconf CLK_TCK) ))
 results="$work/results.tsv"
+: >"$results"
 bench_args() { # NAME: the a2a bench arguments for it
   case "$1" in
     floor) echo "--no-card" ;;

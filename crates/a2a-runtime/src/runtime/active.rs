@@ -26,10 +26,12 @@ pub(crate) struct ActiveTask {
 }
 
 impl ActiveTask {
-    /// A task that does not exist yet.
-    pub(crate) fn new_task() -> Self {
+    /// A task that does not exist yet; with `keep_log`, its log is kept while it is
+    /// written here (see [`WriterState::log`]).
+    pub(crate) fn new_task(keep_log: bool) -> Self {
         Self::with_state(WriterState {
             loaded: true,
+            keep_log,
             ..WriterState::default()
         })
     }
@@ -89,10 +91,14 @@ pub(crate) struct WriterState {
     pub(crate) state: TaskState,
     /// Artifacts whose last chunk was sent.
     pub(crate) closed_artifacts: Vec<String>,
-    /// The whole log, when this writer created the task and made every append since, and
-    /// the store does not keep logs in memory itself: a blocking send answers from it
-    /// instead of reading the task back. `None` once another writer's append is seen.
+    /// The whole log, when this writer created the task for a blocking send and made every
+    /// append since, and the store does not keep logs in memory itself: the send answers
+    /// from it instead of reading the task back. `None` once another writer's append is
+    /// seen. A stream does not keep it (it would hold every event as long as the stream
+    /// runs, for nobody).
     pub(crate) log: Option<Vec<Arc<TaskEventRecord>>>,
+    /// Keep [`log`](Self::log) from the creation on.
+    pub(crate) keep_log: bool,
 }
 
 impl WriterState {
@@ -143,7 +149,7 @@ impl WriterState {
                 return Err(e);
             }
         };
-        if creating && !store.lends_log() {
+        if creating && self.keep_log && !store.lends_log() {
             self.log = Some(Vec::with_capacity(records.len() + 2));
         }
         if let Some(log) = &mut self.log {

@@ -186,12 +186,15 @@ impl TaskRuntime {
         }
     }
 
-    fn active(&self, task_id: &str, exists: bool) -> ActiveRef {
+    /// The task's in-process state. A task not in the store yet keeps its log in memory
+    /// when `answered_from_log`: a blocking send then answers from it (see
+    /// `WriterState::log`); a stream does not need it.
+    fn active(&self, task_id: &str, exists: bool, answered_from_log: bool) -> ActiveRef {
         self.shared.active.get_or_insert_with(task_id, || {
             if exists {
                 ActiveTask::existing()
             } else {
-                ActiveTask::new_task()
+                ActiveTask::new_task(answered_from_log)
             }
         })
     }
@@ -203,7 +206,7 @@ impl TaskRuntime {
         let sh = &self.shared;
         let sub = follow.then(|| sh.bus.subscribe(&req.task_id));
         let exists = req.existing.is_some();
-        let active = self.active(&req.task_id, exists);
+        let active = self.active(&req.task_id, exists, !follow);
         let mut cursor = 0;
         let mut snapshot = None;
         if exists {
@@ -340,7 +343,7 @@ impl TaskRuntime {
                 state,
             });
         }
-        let active = self.active(task_id, true);
+        let active = self.active(task_id, true, false);
         let updater = TaskUpdater::new(
             task_id.to_owned(),
             snap.task.context_id.clone(),
@@ -468,7 +471,7 @@ impl TaskRuntime {
             // Nothing to re-run from.
             return fail.await;
         };
-        let active = self.active(task_id, true);
+        let active = self.active(task_id, true, false);
         if !active.slots().is_empty() {
             return Ok(Recovery::NotNeeded);
         }
@@ -529,7 +532,7 @@ impl TaskRuntime {
         if !applies(snap.task.status.state) {
             return Ok(false);
         }
-        let active = self.active(task_id, true);
+        let active = self.active(task_id, true, false);
         if !active.slots().is_empty() {
             return Ok(false);
         }

@@ -121,10 +121,13 @@ run_bench() { # NAME ROUND
   printf '%s\tbench\t%s\t%s\t%s\n' "$1" "$2" "$rate" "$(( (t1 - t0) * tick_us / (n > 0 ? n : 1) ))" >>"$results"
 }
 run_wrk() { # NAME ROUND
-  local out rate
+  local t0 t1 out rate n
+  t0=$(cpu_ticks "${pid[$1]}")
   out=$(AUTH= wrk -t1 -c"$wrk_conc" -d"${secs}s" -s scripts/wrk-send.lua "http://127.0.0.1:${port[$1]}/")
+  t1=$(cpu_ticks "${pid[$1]}")
   rate=$(echo "$out" | awk '/Requests\/sec/{printf "%d", $2}')
-  printf '%s\twrk\t%s\t%s\t-\n' "$1" "$2" "$rate" >>"$results"
+  n=$(echo "$out" | awk '/requests in/{print $1}')
+  printf '%s\twrk\t%s\t%s\t%s\n' "$1" "$2" "$rate" "$(( (t1 - t0) * tick_us / (n > 0 ? n : 1) ))" >>"$results"
 }
 
 echo "blocking sends: $rounds rounds x ${secs}s, a2a bench -c$conc, wrk -c$wrk_conc, $(nproc) cores, $(date -u +%F)"

@@ -135,6 +135,18 @@ const MIGRATIONS: &[(i64, &[Stmt])] = &[
             ),
         ],
     ),
+    // Only owned tasks in the principal index: its one use is an authenticated listing
+    // (`principal = $n`, which implies the index's condition, so both databases still use
+    // it), and an agent without authentication paid for one more index entry per task.
+    (
+        5,
+        &[
+            Both("DROP INDEX a2a_tasks_by_principal"),
+            Both(
+                "CREATE INDEX a2a_tasks_by_principal ON a2a_tasks (agent_id, principal, status_ms DESC, id DESC) WHERE principal IS NOT NULL",
+            ),
+        ],
+    ),
 ];
 
 /// Key of the PostgreSQL advisory lock that serializes migrations across replicas.

@@ -135,15 +135,26 @@ const MIGRATIONS: &[(i64, &[Stmt])] = &[
             ),
         ],
     ),
-    // Only owned tasks in the principal index: its one use is an authenticated listing
-    // (`principal = $n`, which implies the index's condition, so both databases still use
-    // it), and an agent without authentication paid for one more index entry per task.
+    // The listing indexes, rebuilt:
+    // - in ascending order: a listing reads them backwards for its newest-first order (both
+    //   databases do), and a new task's entries go at the end, where a B-tree appends
+    //   cheaply. Descending, every new entry went in at the front, which split pages there
+    //   and rewrote two or three of them per commit;
+    // - the principal index with owned tasks only: its one use is an authenticated listing
+    //   (`principal = $n`, which implies the index's condition), and without authentication
+    //   every task paid for an entry nobody reads.
     (
         5,
         &[
+            Both("DROP INDEX a2a_tasks_by_status"),
+            Both("CREATE INDEX a2a_tasks_by_status ON a2a_tasks (agent_id, status_ms, id)"),
+            Both("DROP INDEX a2a_tasks_by_context"),
+            Both(
+                "CREATE INDEX a2a_tasks_by_context ON a2a_tasks (agent_id, context_id, status_ms, id)",
+            ),
             Both("DROP INDEX a2a_tasks_by_principal"),
             Both(
-                "CREATE INDEX a2a_tasks_by_principal ON a2a_tasks (agent_id, principal, status_ms DESC, id DESC) WHERE principal IS NOT NULL",
+                "CREATE INDEX a2a_tasks_by_principal ON a2a_tasks (agent_id, principal, status_ms, id) WHERE principal IS NOT NULL",
             ),
         ],
     ),

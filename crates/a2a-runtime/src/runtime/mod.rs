@@ -186,17 +186,11 @@ impl TaskRuntime {
         }
     }
 
-    /// The task's in-process state. A task not in the store yet keeps its log in memory
-    /// when `answered_from_log`: a blocking send then answers from it (see
-    /// `WriterState::log`); a stream does not need it.
-    fn active(&self, task_id: &str, exists: bool, answered_from_log: bool) -> ActiveRef {
-        self.shared.active.get_or_insert_with(task_id, || {
-            if exists {
-                ActiveTask::existing()
-            } else {
-                ActiveTask::new_task(answered_from_log)
-            }
-        })
+    /// The in-process state of a task the store holds.
+    fn active(&self, task_id: &str) -> ActiveRef {
+        self.shared
+            .active
+            .get_or_insert_with(task_id, ActiveTask::existing)
     }
 
     /// Logs the message (for a continued task) and starts the executor. With `follow`, the
@@ -206,7 +200,15 @@ impl TaskRuntime {
         let sh = &self.shared;
         let sub = follow.then(|| sh.bus.subscribe(&req.task_id));
         let exists = req.existing.is_some();
-        let active = self.active(&req.task_id, exists, !follow);
+        let active = if exists {
+            self.active(&req.task_id)
+        } else {
+            // A blocking send answers from the log written here (see `WriterState::log`);
+            // a stream has no use for it.
+            let keep_log = !follow;
+            sh.active
+                .get_or_insert_with(&req.task_id, || ActiveTask::new_task(keep_log))
+        };
         let mut cursor = 0;
         let mut snapshot = None;
         if exists {
@@ -343,7 +345,7 @@ impl TaskRuntime {
                 state,
             });
         }
-        let active = self.active(task_id, true, false);
+        let active = self.active(task_id);
         let updater = TaskUpdater::new(
             task_id.to_owned(),
             snap.task.context_id.clone(),
@@ -471,7 +473,7 @@ impl TaskRuntime {
             // Nothing to re-run from.
             return fail.await;
         };
-        let active = self.active(task_id, true, false);
+        let active = self.active(task_id);
         if !active.slots().is_empty() {
             return Ok(Recovery::NotNeeded);
         }
@@ -532,7 +534,7 @@ impl TaskRuntime {
         if !applies(snap.task.status.state) {
             return Ok(false);
         }
-        let active = self.active(task_id, true, false);
+        let active = self.active(task_id);
         if !active.slots().is_empty() {
             return Ok(false);
         }

@@ -109,25 +109,26 @@ bench_args() { # NAME: the a2a bench arguments for it
     *) echo "" ;;
   esac
 }
+record() { # NAME TOOL ROUND RATE REQUESTS CPU_TICKS_BEFORE CPU_TICKS_AFTER
+  printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$(( ($7 - $6) * tick_us / ($5 > 0 ? $5 : 1) ))" >>"$results"
+}
 run_bench() { # NAME ROUND
-  local t0 t1 out rate n
+  local t0 t1 out
   t0=$(cpu_ticks "${pid[$1]}")
   # shellcheck disable=SC2046
   out=$("$bin" bench "http://127.0.0.1:${port[$1]}" -c "$conc" -d "$secs" --warmup 1 --json \
     --message-id-prefix tck-complete-task $(bench_args "$1"))
   t1=$(cpu_ticks "${pid[$1]}")
-  rate=$(echo "$out" | jq -r '.requests_per_second | floor')
-  n=$(echo "$out" | jq -r '.ok')
-  printf '%s\tbench\t%s\t%s\t%s\n' "$1" "$2" "$rate" "$(( (t1 - t0) * tick_us / (n > 0 ? n : 1) ))" >>"$results"
+  record "$1" bench "$2" "$(echo "$out" | jq -r '.requests_per_second | floor')" \
+    "$(echo "$out" | jq -r '.ok')" "$t0" "$t1"
 }
 run_wrk() { # NAME ROUND
-  local t0 t1 out rate n
+  local t0 t1 out
   t0=$(cpu_ticks "${pid[$1]}")
   out=$(AUTH= wrk -t1 -c"$wrk_conc" -d"${secs}s" -s scripts/wrk-send.lua "http://127.0.0.1:${port[$1]}/")
   t1=$(cpu_ticks "${pid[$1]}")
-  rate=$(echo "$out" | awk '/Requests\/sec/{printf "%d", $2}')
-  n=$(echo "$out" | awk '/requests in/{print $1}')
-  printf '%s\twrk\t%s\t%s\t%s\n' "$1" "$2" "$rate" "$(( (t1 - t0) * tick_us / (n > 0 ? n : 1) ))" >>"$results"
+  record "$1" wrk "$2" "$(echo "$out" | awk '/Requests\/sec/{printf "%d", $2}')" \
+    "$(echo "$out" | awk '/requests in/{print $1}')" "$t0" "$t1"
 }
 
 echo "blocking sends: $rounds rounds x ${secs}s, a2a bench -c$conc, wrk -c$wrk_conc, $(nproc) cores, $(date -u +%F)"
@@ -146,8 +147,7 @@ by = collections.defaultdict(list)
 cpu = collections.defaultdict(list)
 for name, tool, _, rate, c in rows:
     by[(name, tool)].append(int(rate))
-    if c != "-":
-        cpu[(name, tool)].append(int(c))
+    cpu[(name, tool)].append(int(c))
 med = {k: statistics.median(v) for k, v in by.items()}
 print(f"{'server':10} {'tool':6} {'req/s':>8} {'cpu_us':>7}  ratio")
 ref = {"floor": ("floor", None), "memory": ("floor", "vs floor"), "grpc": ("memory", "vs JSON-RPC"),
@@ -156,7 +156,7 @@ ref = {"floor": ("floor", None), "memory": ("floor", "vs floor"), "grpc": ("memo
 for (name, tool), v in sorted(med.items(), key=lambda kv: (list(ref).index(kv[0][0]), kv[0][1])):
     base, label = ref[name]
     ratio = f"{v / med[(base, tool)]:.2f}x {label}" if label and (base, tool) in med else ""
-    c = statistics.median(cpu[(name, tool)]) if cpu[(name, tool)] else float("nan")
+    c = statistics.median(cpu[(name, tool)])
     print(f"{name:10} {tool:6} {v:8.0f} {c:7.0f}  {ratio}")
 PY
 

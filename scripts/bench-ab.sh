@@ -10,7 +10,9 @@
 # (`apt-get install wrk`). Environment: STORE (memory; or sqlite: a fresh file per server),
 # ROUNDS (3), SECONDS_PER_RUN (8), CONCURRENCY (16 for wrk, 32 for a2a bench),
 # SERVE_ARGS (extra `a2a serve` flags for both, e.g. `--auth-token bench=t`),
-# AUTH (a bearer token, e.g. `t`: sent by wrk as `Authorization: Bearer t` and by a2a bench).
+# AUTH (a bearer token, e.g. `t`: sent by wrk as `Authorization: Bearer t` and by a2a bench),
+# BINDING (jsonrpc; grpc or rest: a2a bench alone, over that binding), TEXT (a2a bench's
+# message text, e.g. 2 000 characters for answers of a few KB).
 # Besides the rates, each run reports the server's CPU time per request (user + system, from
 # /proc), which varies much less than the rate on a shared machine.
 set -euo pipefail
@@ -65,7 +67,7 @@ cpu_per_req() { # TICKS_BEFORE TICKS_AFTER REQUESTS
 for r in $(seq "$rounds"); do
   for side in A B; do
     url="http://127.0.0.1:${port[$side]}/"
-    if command -v wrk >/dev/null; then
+    if [ "${BINDING:-jsonrpc}" = jsonrpc ] && command -v wrk >/dev/null; then
       t0=$(cpu_ticks "${pid[$side]}")
       out=$(AUTH="${AUTH:-}" wrk -t1 -c"$wrk_conc" -d"${secs}s" -s scripts/wrk-send.lua "$url")
       t1=$(cpu_ticks "${pid[$side]}")
@@ -77,13 +79,14 @@ for r in $(seq "$rounds"); do
     fi
     t0=$(cpu_ticks "${pid[$side]}")
     json=$("$b_bin" bench "$url" -c "$bench_conc" -d "$secs" --warmup 0 --json \
-      --message-id-prefix tck-complete-task ${AUTH:+--token "$AUTH"})
+      --message-id-prefix tck-complete-task ${AUTH:+--token "$AUTH"} \
+      --binding "${BINDING:-jsonrpc}" ${TEXT:+--text "$TEXT"})
     t1=$(cpu_ticks "${pid[$side]}")
     rate=$(echo "$json" | python3 -c 'import json,sys; print(round(json.load(sys.stdin)["requests_per_second"]))')
     n=$(echo "$json" | python3 -c 'import json,sys; print(json.load(sys.stdin)["ok"])')
     cpu=$(cpu_per_req "$t0" "$t1" "$n")
     bench_rates[$side]+="$rate "; bench_cpu[$side]+="$cpu "
-    echo "round $r $side a2a bench -c$bench_conc: $rate req/s, server CPU $cpu us/req"
+    echo "round $r $side a2a bench ${BINDING:-jsonrpc} -c$bench_conc: $rate req/s, server CPU $cpu us/req"
   done
 done
 median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }

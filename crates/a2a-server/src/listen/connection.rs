@@ -18,22 +18,27 @@ use tower::ServiceExt;
 
 use super::ConnectionLimits;
 use super::deadlines::Deadlines;
+use super::gather::gathered;
+use super::http2::{OneTask, StreamQueue};
 use super::sniff::{self, Protocol};
 use super::tls::Tls;
 use crate::limits::PeerAddr;
 
 /// The connection builders, configured alike: one that tells the version itself (TLS
-/// without ALPN, refusals) and one for each version, when it is known.
+/// without ALPN, refusals) and one for each version, when it is known. HTTP/2's is made
+/// for each connection, whose streams it queues for the connection's task (`http2.rs`).
 #[derive(Debug)]
 pub(super) struct Builders {
     pub(super) detect: auto::Builder<TokioExecutor>,
     http1: hyper::server::conn::http1::Builder,
-    http2: auto::Builder<TokioExecutor>,
+    http2_keep_alive_interval: Duration,
+    max_header_list_size: u32,
 }
 
 impl Builders {
     pub(super) fn new(limits: &ConnectionLimits) -> Self {
         let max_head = limits.max_header_bytes.max(8192);
+        let max_header_list_size = u32::try_from(max_head).unwrap_or(u32::MAX);
         let mut detect = auto::Builder::new(TokioExecutor::new());
         detect
             .http1()
@@ -45,17 +50,30 @@ impl Builders {
             .timer(TokioTimer::new())
             .keep_alive_interval(Some(limits.http2_keep_alive_interval))
             .keep_alive_timeout(limits.http2_keep_alive_interval)
-            .max_header_list_size(u32::try_from(max_head).unwrap_or(u32::MAX));
+            .max_header_list_size(max_header_list_size);
         let mut http1 = hyper::server::conn::http1::Builder::new();
         http1
             .timer(TokioTimer::new())
             .header_read_timeout(limits.header_read_timeout)
             .max_buf_size(max_head);
         Self {
-            http2: detect.clone().http2_only(),
-            http1,
             detect,
+            http1,
+            http2_keep_alive_interval: limits.http2_keep_alive_interval,
+            max_header_list_size,
         }
+    }
+
+    /// The HTTP/2 builder of one connection, configured as `detect`'s HTTP/2 half, whose
+    /// streams go to `streams`.
+    fn http2(&self, streams: StreamQueue) -> hyper::server::conn::http2::Builder<StreamQueue> {
+        let mut http2 = hyper::server::conn::http2::Builder::new(streams);
+        http2
+            .timer(TokioTimer::new())
+            .keep_alive_interval(Some(self.http2_keep_alive_interval))
+            .keep_alive_timeout(self.http2_keep_alive_interval)
+            .max_header_list_size(self.max_header_list_size);
+        http2
     }
 }
 
@@ -101,8 +119,13 @@ impl Accepted {
                 Ok(self.watcher.watch(conn).await?)
             }
             Protocol::Http2 => {
-                let conn = self.builders.http2.serve_connection(io, service);
-                Box::pin(self.watcher.watch(conn.into_owned())).await
+                let (io, writes) = gathered(io.into_inner());
+                let streams = StreamQueue::default();
+                let conn = self
+                    .builders
+                    .http2(streams.clone())
+                    .serve_connection(TokioIo::new(io), service);
+                Ok(Box::pin(OneTask::new(self.watcher.watch(conn), streams, writes)).await?)
             }
         }
     }
@@ -137,11 +160,19 @@ impl Accepted {
         // The application bytes get their own clock: the handshake took some.
         let stream =
             Deadlines::new(stream).preface_by(tokio::time::Instant::now() + self.first_bytes);
-        let builder = match protocol {
-            Some(_) => &self.builders.http2,
-            None => &self.builders.detect,
-        };
-        let conn = builder.serve_connection(TokioIo::new(stream), service);
+        if protocol == Some(Protocol::Http2) {
+            let (io, writes) = gathered(stream);
+            let streams = StreamQueue::default();
+            let conn = self
+                .builders
+                .http2(streams.clone())
+                .serve_connection(TokioIo::new(io), service);
+            return Ok(OneTask::new(self.watcher.watch(conn), streams, writes).await?);
+        }
+        let conn = self
+            .builders
+            .detect
+            .serve_connection(TokioIo::new(stream), service);
         self.watcher.watch(conn.into_owned()).await
     }
 }

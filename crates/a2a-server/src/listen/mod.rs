@@ -33,6 +33,8 @@ use tokio::sync::Semaphore;
 
 mod connection;
 mod deadlines;
+mod gather;
+mod http2;
 mod refuse;
 mod sniff;
 mod tls;

@@ -1,0 +1,237 @@
+//! An HTTP/2 connection's writes, gathered and written once per poll of its task.
+//!
+//! h2 writes a frame's payload on its own when it is larger than 256 bytes (it chains the
+//! payload instead of copying it), and flushes before it queues the frame after it. A gRPC
+//! answer is HEADERS, DATA and trailers: two writes (two system calls, two TCP segments)
+//! per unary call whose message exceeds 256 bytes, where HTTP/1 makes one. Here what h2
+//! writes in one poll of the connection's task is copied into one buffer, h2's flushes
+//! only end its turn, and the task ([`super::http2::OneTask`]) writes the buffer once at the
+//! end of its poll. Nothing waits longer than the poll that produced it.
+
+use std::io;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::{Context, Poll, ready};
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+
+/// Gathered bytes beyond which a write first waits for the connection to take some: the
+/// peer is slower than the answers.
+const BACKPRESSURE_AT: usize = 64 * 1024;
+
+/// A buffer's capacity kept between polls; a larger one (a burst) is freed once written.
+const KEPT_CAPACITY: usize = 16 * 1024;
+
+/// A connection whose writes are gathered: hyper's side of it. Reads pass through.
+#[derive(Debug)]
+pub(super) struct Gathered<T>(Arc<Mutex<Shared<T>>>);
+
+/// The task's side: writes what was gathered ([`WriteOut::write_out`]).
+#[derive(Debug)]
+pub(super) struct Gatherer<T>(Arc<Mutex<Shared<T>>>);
+
+#[derive(Debug)]
+struct Shared<T> {
+    io: T,
+    out: Vec<u8>,
+    /// Bytes of `out` already written (a partial write).
+    written: usize,
+    /// The error a write of the gathered bytes met, for hyper's next read or write.
+    failed: Option<io::Error>,
+}
+
+/// `io` with its writes gathered, and the handle that writes them.
+pub(super) fn gathered<T>(io: T) -> (Gathered<T>, Gatherer<T>) {
+    let shared = Arc::new(Mutex::new(Shared {
+        io,
+        out: Vec::new(),
+        written: 0,
+        failed: None,
+    }));
+    (Gathered(shared.clone()), Gatherer(shared))
+}
+
+fn lock<T>(shared: &Mutex<Shared<T>>) -> MutexGuard<'_, Shared<T>> {
+    shared.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl<T: AsyncWrite + Unpin> Shared<T> {
+    /// Writes what was gathered (pending while the peer does not take it), then flushes
+    /// `io` (TLS keeps records of its own).
+    fn poll_write_out(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        while self.written < self.out.len() {
+            let n = ready!(Pin::new(&mut self.io).poll_write(cx, &self.out[self.written..]))?;
+            if n == 0 {
+                return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
+            }
+            self.written += n;
+        }
+        if self.out.capacity() > KEPT_CAPACITY {
+            self.out = Vec::new();
+        } else {
+            self.out.clear();
+        }
+        self.written = 0;
+        Pin::new(&mut self.io).poll_flush(cx)
+    }
+
+    fn take_failure(&mut self) -> io::Result<()> {
+        match self.failed.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// Ready to gather more: below the backpressure mark, or once written down to it.
+    fn poll_room(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.take_failure()?;
+        if self.out.len() - self.written >= BACKPRESSURE_AT {
+            ready!(self.poll_write_out(cx))?;
+        }
+        Poll::Ready(Ok(()))
+    }
+}
+
+/// What a connection's task does at the end of each poll.
+pub(super) trait WriteOut {
+    /// Writes what was gathered as far as the peer takes it. An error is kept for the
+    /// connection's next read or write, and the task woken to meet it.
+    fn write_out(&mut self, cx: &mut Context<'_>);
+}
+
+impl<T: AsyncWrite + Unpin> WriteOut for Gatherer<T> {
+    fn write_out(&mut self, cx: &mut Context<'_>) {
+        let mut shared = lock(&self.0);
+        if shared.out.is_empty() {
+            return;
+        }
+        if let Poll::Ready(Err(e)) = shared.poll_write_out(cx) {
+            shared.failed = Some(e);
+            cx.waker().wake_by_ref();
+        }
+    }
+}
+
+impl<T: AsyncRead + Unpin> AsyncRead for Gathered<T> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let mut shared = lock(&self.0);
+        if let Some(e) = shared.failed.take() {
+            return Poll::Ready(Err(e));
+        }
+        Pin::new(&mut shared.io).poll_read(cx, buf)
+    }
+}
+
+impl<T: AsyncWrite + Unpin> AsyncWrite for Gathered<T> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let mut shared = lock(&self.0);
+        ready!(shared.poll_room(cx))?;
+        shared.out.extend_from_slice(buf);
+        Poll::Ready(Ok(buf.len()))
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let mut shared = lock(&self.0);
+        ready!(shared.poll_room(cx))?;
+        let mut n = 0;
+        for buf in bufs {
+            shared.out.extend_from_slice(buf);
+            n += buf.len();
+        }
+        Poll::Ready(Ok(n))
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        // Chained payloads are copied here once, not by h2 as well.
+        true
+    }
+
+    /// Ends h2's turn: the bytes go out at the end of the task's poll.
+    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(lock(&self.0).take_failure())
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let mut shared = lock(&self.0);
+        shared.take_failure()?;
+        ready!(shared.poll_write_out(cx))?;
+        Pin::new(&mut shared.io).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+    use super::{WriteOut as _, gathered};
+
+    /// Runs `f` with a context, as a task's poll would.
+    fn in_poll<R>(f: impl FnOnce(&mut std::task::Context<'_>) -> R) -> R {
+        f(&mut std::task::Context::from_waker(std::task::Waker::noop()))
+    }
+
+    #[tokio::test]
+    async fn writes_wait_for_the_end_of_the_poll_and_go_out_as_one() {
+        let (mut peer, ours) = tokio::io::duplex(1 << 20);
+        let (mut io, mut gatherer) = gathered(ours);
+        io.write_all(b"HEADERS").await.unwrap();
+        io.flush().await.unwrap();
+        io.write_all(b"DATA").await.unwrap();
+        io.flush().await.unwrap();
+        let mut buf = [0u8; 32];
+        let early = tokio::time::timeout(std::time::Duration::from_millis(20), peer.read(&mut buf));
+        assert!(
+            early.await.is_err(),
+            "nothing is written before the poll ends"
+        );
+        in_poll(|cx| gatherer.write_out(cx));
+        let n = peer.read(&mut buf).await.unwrap();
+        assert_eq!(&buf[..n], b"HEADERSDATA");
+    }
+
+    #[tokio::test]
+    async fn a_peer_that_stops_reading_holds_writes_back_past_the_mark() {
+        let (mut peer, ours) = tokio::io::duplex(1024);
+        let (mut io, _gatherer) = gathered(ours);
+        let chunk = vec![7u8; 16 * 1024];
+        for _ in 0..4 {
+            io.write_all(&chunk).await.unwrap();
+        }
+        let wait = std::time::Duration::from_millis(20);
+        let blocked = tokio::time::timeout(wait, io.write_all(&chunk));
+        assert!(
+            blocked.await.is_err(),
+            "a write waits while 64 KiB are unread"
+        );
+        let reader = tokio::spawn(async move {
+            let mut all = Vec::new();
+            peer.read_to_end(&mut all).await.map(|_| all.len())
+        });
+        io.write_all(&chunk).await.unwrap();
+        io.shutdown().await.unwrap();
+        assert!(reader.await.unwrap().unwrap() >= 5 * chunk.len());
+    }
+
+    #[tokio::test]
+    async fn a_failed_write_out_ends_the_next_read() {
+        let (peer, ours) = tokio::io::duplex(1024);
+        let (mut io, mut gatherer) = gathered(ours);
+        drop(peer);
+        io.write_all(b"late").await.unwrap();
+        in_poll(|cx| gatherer.write_out(cx));
+        let mut buf = [0u8; 4];
+        assert!(io.read(&mut buf).await.is_err());
+    }
+}

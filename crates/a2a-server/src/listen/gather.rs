@@ -82,10 +82,12 @@ impl<T: AsyncWrite + Unpin> Shared<T> {
         }
     }
 
-    /// Ready to gather more: below the backpressure mark, or once written down to it.
+    /// Ready to gather more: below the backpressure mark with no write under way, or
+    /// once all that was gathered is written (a slow peer drains the whole buffer before
+    /// more is taken, rather than a little at a time).
     fn poll_room(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         self.take_failure()?;
-        if self.out.len() - self.written >= BACKPRESSURE_AT {
+        if self.written > 0 || self.out.len() >= BACKPRESSURE_AT {
             ready!(self.poll_write_out(cx))?;
         }
         Poll::Ready(Ok(()))

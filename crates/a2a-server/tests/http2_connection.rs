@@ -2,15 +2,21 @@
 //! streams inside the connection's own task and writes what they produce once per poll, so
 //! these check what that must not change: a stream waiting on its agent does not hold back
 //! other calls on the same connection, answers far larger than the write buffer arrive
-//! whole, many calls in flight on one connection all answer, and a cancel reaches a
-//! waiting stream's task.
+//! whole, many calls in flight on one connection all answer, a cancel reaches a waiting
+//! stream's task, and a client that hangs up on calls still waiting frees its connection
+//! (its streams end with it) without canceling their tasks.
 
 mod common;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use a2a_grpc::A2aServiceClient;
 use a2a_grpc::pb;
+use a2a_server::{
+    ConnectionLimits, HandlerConfig, InMemoryTaskStore, InProcessBus, RequestHandler,
+    RuntimeConfig, ServeOptions, TaskRuntime, agent_routes,
+};
 use common::*;
 use tonic::Request;
 use tonic::transport::Channel;
@@ -161,5 +167,127 @@ async fn many_calls_in_flight_on_one_connection_all_answer() {
     assert_eq!(answers.len(), 500);
     for (i, answer) in answers {
         assert_eq!(answer, format!("re: reply {i}"));
+    }
+}
+
+/// A server that serves one connection at a time; its address.
+async fn one_connection_server() -> (String, tokio::sync::oneshot::Sender<()>) {
+    let runtime = TaskRuntime::new(
+        Arc::new(ScriptAgent),
+        Arc::new(InMemoryTaskStore::default()),
+        Arc::new(InProcessBus::default()),
+        RuntimeConfig::default(),
+    );
+    let handler = Arc::new(RequestHandler::new(
+        runtime,
+        card(true),
+        HandlerConfig::default(),
+    ));
+    let router = agent_routes(handler, "", &ServeOptions::default());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let mut limits = ConnectionLimits::default();
+    limits.max_connections = 1;
+    tokio::spawn(a2a_server::serve_with_limits(
+        listener,
+        router,
+        async move {
+            let _ = stopped.await;
+        },
+        Duration::from_secs(1),
+        limits,
+    ));
+    (base, stop)
+}
+
+/// The ids of the tasks in `state`, as the server lists them.
+async fn tasks_in(
+    c: &mut A2aServiceClient<Channel>,
+    state: pb::TaskState,
+) -> Result<Vec<String>, tonic::Status> {
+    let listed = c
+        .list_tasks(v1(pb::ListTasksRequest {
+            status: state as i32,
+            ..Default::default()
+        }))
+        .await?
+        .into_inner();
+    let mut ids: Vec<String> = listed.tasks.into_iter().map(|t| t.id).collect();
+    ids.sort();
+    Ok(ids)
+}
+
+#[tokio::test]
+async fn a_client_that_hangs_up_on_waiting_calls_frees_its_connection_and_cancels_nothing() {
+    let (base, _stop) = one_connection_server().await;
+    let connect = || async {
+        let channel = tonic::transport::Endpoint::from_shared(base.clone())
+            .unwrap()
+            .connect()
+            .await?;
+        Ok::<_, tonic::transport::Error>(A2aServiceClient::new(channel))
+    };
+
+    // Two calls wait on their agents on the server's only connection: a stream, and a
+    // blocking send (whose answer is not even begun).
+    let mut c = connect().await.unwrap();
+    let mut stream = c
+        .send_streaming_message(v1(send_req("sleep 300")))
+        .await
+        .unwrap()
+        .into_inner();
+    within("the stream's first event", stream.message())
+        .await
+        .unwrap()
+        .unwrap();
+    let mut blocking_client = c.clone();
+    let blocking = tokio::spawn(async move {
+        let _ = blocking_client
+            .send_message(v1(send_req("sleep 300")))
+            .await;
+    });
+    let working = within("both calls at their agents", async {
+        loop {
+            let ids = tasks_in(&mut c, pb::TaskState::Working).await.unwrap();
+            if ids.len() == 2 {
+                return ids;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+
+    // The client hangs up on both.
+    blocking.abort();
+    let _ = blocking.await;
+    drop(stream);
+    drop(c);
+
+    // The connection's place is free again once its streams have ended with it: a new
+    // client is served (it is refused while the old connection holds the only place).
+    let mut next = within("a new connection served", async {
+        loop {
+            if let Ok(mut c) = connect().await
+                && tasks_in(&mut c, pb::TaskState::Working).await.is_ok()
+            {
+                return c;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await;
+    // Hanging up canceled neither task.
+    assert_eq!(
+        tasks_in(&mut next, pb::TaskState::Working).await.unwrap(),
+        working
+    );
+    for id in working {
+        next.cancel_task(v1(pb::CancelTaskRequest {
+            id,
+            ..Default::default()
+        }))
+        .await
+        .unwrap();
     }
 }

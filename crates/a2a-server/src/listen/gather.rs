@@ -15,8 +15,8 @@ use std::task::{Context, Poll, ready};
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
-/// Gathered bytes beyond which a write first waits for the connection to take some: the
-/// peer is slower than the answers.
+/// Gathered bytes at which a write first waits for the connection to take them all: the
+/// peer is slower than the answers. No write is taken past it.
 const BACKPRESSURE_AT: usize = 64 * 1024;
 
 /// A buffer's capacity kept between polls; a larger one (a burst) is freed once written.
@@ -38,6 +38,10 @@ struct Shared<T> {
     written: usize,
     /// The error a write of the gathered bytes met, for hyper's next read or write.
     failed: Option<io::Error>,
+    /// `io`'s flush did not finish: bytes may wait inside it (TLS records rustls took
+    /// while the socket was full), so the next write-out flushes again, gathered bytes
+    /// or not.
+    flushing: bool,
 }
 
 /// `io` with its writes gathered, and the handle that writes them.
@@ -47,6 +51,7 @@ pub(super) fn gathered<T>(io: T) -> (Gathered<T>, Gatherer<T>) {
         out: Vec::new(),
         written: 0,
         failed: None,
+        flushing: false,
     }));
     (Gathered(shared.clone()), Gatherer(shared))
 }
@@ -72,7 +77,33 @@ impl<T: AsyncWrite + Unpin> Shared<T> {
             self.out.clear();
         }
         self.written = 0;
-        Pin::new(&mut self.io).poll_flush(cx)
+        self.flushing = true;
+        ready!(Pin::new(&mut self.io).poll_flush(cx))?;
+        self.flushing = false;
+        Poll::Ready(Ok(()))
+    }
+
+    /// Whether a write-out has anything to do.
+    fn idle(&self) -> bool {
+        self.out.is_empty() && !self.flushing
+    }
+
+    /// Keeps a write-out's error for hyper's next read or write, and drops what can no
+    /// longer be written. Whether it is the first (the one to wake the task for).
+    fn fail(&mut self, e: io::Error) -> bool {
+        self.out = Vec::new();
+        self.written = 0;
+        self.flushing = false;
+        let first = self.failed.is_none();
+        self.failed = Some(e);
+        first
+    }
+
+    /// How much of `len` more bytes fits before the backpressure mark: all of a small
+    /// write, a part of a large one (h2 writes a whole DATA frame at once, up to the
+    /// peer's maximum frame size, and takes a partial write).
+    fn room_for(&self, len: usize) -> usize {
+        len.min(BACKPRESSURE_AT.saturating_sub(self.out.len()).max(1))
     }
 
     fn take_failure(&mut self) -> io::Result<()> {
@@ -104,11 +135,12 @@ pub(super) trait WriteOut {
 impl<T: AsyncWrite + Unpin> WriteOut for Gatherer<T> {
     fn write_out(&mut self, cx: &mut Context<'_>) {
         let mut shared = lock(&self.0);
-        if shared.out.is_empty() {
+        if shared.idle() {
             return;
         }
-        if let Poll::Ready(Err(e)) = shared.poll_write_out(cx) {
-            shared.failed = Some(e);
+        if let Poll::Ready(Err(e)) = shared.poll_write_out(cx)
+            && shared.fail(e)
+        {
             cx.waker().wake_by_ref();
         }
     }
@@ -136,8 +168,9 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Gathered<T> {
     ) -> Poll<io::Result<usize>> {
         let mut shared = lock(&self.0);
         ready!(shared.poll_room(cx))?;
-        shared.out.extend_from_slice(buf);
-        Poll::Ready(Ok(buf.len()))
+        let n = shared.room_for(buf.len());
+        shared.out.extend_from_slice(&buf[..n]);
+        Poll::Ready(Ok(n))
     }
 
     fn poll_write_vectored(
@@ -147,10 +180,16 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Gathered<T> {
     ) -> Poll<io::Result<usize>> {
         let mut shared = lock(&self.0);
         ready!(shared.poll_room(cx))?;
+        let mut room = shared.room_for(usize::MAX);
         let mut n = 0;
         for buf in bufs {
-            shared.out.extend_from_slice(buf);
-            n += buf.len();
+            let take = buf.len().min(room);
+            shared.out.extend_from_slice(&buf[..take]);
+            n += take;
+            room -= take;
+            if room == 0 {
+                break;
+            }
         }
         Poll::Ready(Ok(n))
     }
@@ -224,6 +263,81 @@ mod tests {
         io.write_all(&chunk).await.unwrap();
         io.shutdown().await.unwrap();
         assert!(reader.await.unwrap().unwrap() >= 5 * chunk.len());
+    }
+
+    /// A connection whose first flush does not finish (TLS with records left to send).
+    struct FlushLater(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+    impl tokio::io::AsyncWrite for FlushLater {
+        fn poll_write(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+            buf: &[u8],
+        ) -> std::task::Poll<std::io::Result<usize>> {
+            std::task::Poll::Ready(Ok(buf.len()))
+        }
+
+        fn poll_flush(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
+            let flushes = self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+            if flushes == 1 {
+                std::task::Poll::Pending
+            } else {
+                std::task::Poll::Ready(Ok(()))
+            }
+        }
+
+        fn poll_shutdown(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
+            std::task::Poll::Ready(Ok(()))
+        }
+    }
+
+    #[tokio::test]
+    async fn an_unfinished_flush_is_finished_by_the_next_write_out() {
+        let flushes = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let (mut io, mut gatherer) = gathered(FlushLater(flushes.clone()));
+        let count = || flushes.load(std::sync::atomic::Ordering::SeqCst);
+        io.write_all(b"last frames").await.unwrap();
+        in_poll(|cx| gatherer.write_out(cx));
+        assert_eq!(count(), 1, "written, then flushed; the flush is pending");
+        // Nothing new was gathered, but the bytes inside the connection still must go.
+        in_poll(|cx| gatherer.write_out(cx));
+        assert_eq!(count(), 2, "the next write-out flushes again");
+        in_poll(|cx| gatherer.write_out(cx));
+        assert_eq!(
+            count(),
+            2,
+            "and once flushed, a write-out has nothing to do"
+        );
+    }
+
+    #[test]
+    fn one_write_takes_no_more_than_the_mark() {
+        let (_peer, ours) = tokio::io::duplex(1024);
+        let (mut io, _gatherer) = gathered(ours);
+        let frame = vec![1u8; 1 << 20];
+        let slices = [
+            std::io::IoSlice::new(&frame[..9]),
+            std::io::IoSlice::new(&frame),
+        ];
+        let taken = in_poll(|cx| {
+            use tokio::io::AsyncWrite as _;
+            std::pin::Pin::new(&mut io).poll_write_vectored(cx, &slices)
+        });
+        assert!(matches!(taken, std::task::Poll::Ready(Ok(n)) if n == super::BACKPRESSURE_AT));
+        let taken = in_poll(|cx| {
+            use tokio::io::AsyncWrite as _;
+            std::pin::Pin::new(&mut io).poll_write(cx, &frame)
+        });
+        assert!(
+            taken.is_pending(),
+            "at the mark, a write waits for the peer"
+        );
     }
 
     #[tokio::test]

@@ -10,15 +10,18 @@
 //!
 //! What this changes: a connection's streams share one thread at a time, as an HTTP/1
 //! connection's requests do. The work a request starts elsewhere (an agent's run is a task
-//! of its own) is not affected, and handlers do not block.
+//! of its own) is not affected, and handlers do not block. A stream that panics (a response
+//! body, which the router's panic layer does not cover) ends alone, as its own task did:
+//! the others on its connection go on.
 
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 
-use futures::StreamExt as _;
 use futures::stream::FuturesUnordered;
+use futures::{FutureExt as _, StreamExt as _};
 
 use super::gather::WriteOut;
 
@@ -49,7 +52,7 @@ where
         self.0
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .push(Box::pin(fut));
+            .push(Box::pin(AssertUnwindSafe(fut).catch_unwind().map(drop)));
     }
 }
 
@@ -96,6 +99,14 @@ impl<C: Future, W: WriteOut> OneTask<C, W> {
 
 impl<C: Future, W> Unpin for OneTask<C, W> {}
 
+impl<C: Future, W> Drop for OneTask<C, W> {
+    fn drop(&mut self) {
+        // Queued futures hold the queue (hyper's executor): dropped with the task, not
+        // left in a cycle.
+        drop(self.queue.take());
+    }
+}
+
 impl<C: Future, W: WriteOut> Future for OneTask<C, W> {
     type Output = C::Output;
 
@@ -106,6 +117,13 @@ impl<C: Future, W: WriteOut> Future for OneTask<C, W> {
         if this.poll_once(cx) && this.connection.is_some() {
             this.poll_once(cx);
         }
+        // hyper starts futures from inside a stream's poll too (an upgraded connection's):
+        // they are polled on the next turn, which is asked for here, as nothing else would.
+        let late = this.queue.take();
+        if !late.is_empty() {
+            this.streams.extend(late);
+            cx.waker().wake_by_ref();
+        }
         this.writes.write_out(cx);
         if this.connection.is_none()
             && this.streams.is_empty()
@@ -114,5 +132,83 @@ impl<C: Future, W: WriteOut> Future for OneTask<C, W> {
             return Poll::Ready(outcome);
         }
         Poll::Pending
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::task::Context;
+
+    use hyper::rt::Executor as _;
+
+    use super::{OneTask, StreamQueue};
+    use crate::listen::gather::WriteOut;
+
+    struct NoWrites;
+
+    impl WriteOut for NoWrites {
+        fn write_out(&mut self, _: &mut Context<'_>) {}
+    }
+
+    #[tokio::test]
+    async fn a_stream_that_panics_ends_alone() {
+        let queue = StreamQueue::default();
+        let finished = Arc::new(AtomicBool::new(false));
+        queue.execute(async { panic!("a response body panicked") });
+        let flag = finished.clone();
+        queue.execute(async move {
+            tokio::task::yield_now().await;
+            flag.store(true, Ordering::SeqCst);
+        });
+        // The connection has ended; the task ends once its streams have.
+        let outcome = OneTask::new(async { "connection done" }, queue, NoWrites).await;
+        assert_eq!(outcome, "connection done");
+        assert!(
+            finished.load(Ordering::SeqCst),
+            "the other stream ran to its end"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_future_started_from_inside_a_stream_is_run() {
+        let queue = StreamQueue::default();
+        let ran = Arc::new(AtomicBool::new(false));
+        let (all_done, done) = tokio::sync::watch::channel(false);
+        let until_done = |mut done: tokio::sync::watch::Receiver<bool>| async move {
+            let _ = done.wait_for(|d| *d).await;
+        };
+        // Streams that wait: the one that starts a future is then not the only one polled,
+        // and nothing but the task itself asks for another turn.
+        for _ in 0..3 {
+            queue.execute(until_done(done.clone()));
+        }
+        // The stream that starts a future is woken from outside, alone.
+        let (go, gone) = tokio::sync::oneshot::channel::<()>();
+        tokio::spawn(async move {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            let _ = go.send(());
+        });
+        // As hyper does for an upgraded connection: a stream starts another future.
+        let (inner_queue, flag, wait) = (queue.clone(), ran.clone(), until_done(done));
+        queue.execute(async move {
+            let _ = gone.await;
+            inner_queue.execute(async move {
+                flag.store(true, Ordering::SeqCst);
+                let _ = all_done.send(true);
+            });
+            wait.await;
+        });
+        let finishing = OneTask::new(async {}, queue, NoWrites);
+        // Not `timeout`, which polls the task once more when it fires.
+        tokio::select! {
+            biased;
+            () = tokio::time::sleep(std::time::Duration::from_secs(5)) => {
+                panic!("the future the stream started was never polled")
+            }
+            () = finishing => {}
+        }
+        assert!(ran.load(Ordering::SeqCst));
     }
 }

@@ -111,21 +111,19 @@ impl Accepted {
             crate::metrics::global().connection_refused("idle");
             return Ok(());
         };
-        let io = TokioIo::new(Deadlines::new(self.tcp).write_within(self.write_timeout));
-        let service = service(self.app, self.peer, false);
+        let io = Deadlines::new(self.tcp).write_within(self.write_timeout);
         match protocol {
             Protocol::Http1 => {
-                let conn = self.builders.http1.serve_connection(io, service);
+                let service = service(self.app, self.peer, false);
+                let conn = self
+                    .builders
+                    .http1
+                    .serve_connection(TokioIo::new(io), service);
                 Ok(self.watcher.watch(conn).await?)
             }
             Protocol::Http2 => {
-                let (io, writes) = gathered(io.into_inner());
-                let streams = StreamQueue::default();
-                let conn = self
-                    .builders
-                    .http2(streams.clone())
-                    .serve_connection(TokioIo::new(io), service);
-                Ok(Box::pin(OneTask::new(self.watcher.watch(conn), streams, writes)).await?)
+                let service = (self.app, self.peer, false);
+                serve_http2(&self.builders, self.watcher, io, service).await
             }
         }
     }
@@ -149,8 +147,8 @@ impl Accepted {
             return Ok(());
         };
         let protocol = sniff::negotiated(&stream);
-        let service = service(self.app, self.peer, true);
         if protocol == Some(Protocol::Http1) {
+            let service = service(self.app, self.peer, true);
             let conn = self
                 .builders
                 .http1
@@ -161,20 +159,37 @@ impl Accepted {
         let stream =
             Deadlines::new(stream).preface_by(tokio::time::Instant::now() + self.first_bytes);
         if protocol == Some(Protocol::Http2) {
-            let (io, writes) = gathered(stream);
-            let streams = StreamQueue::default();
-            let conn = self
-                .builders
-                .http2(streams.clone())
-                .serve_connection(TokioIo::new(io), service);
-            return Ok(OneTask::new(self.watcher.watch(conn), streams, writes).await?);
+            let service = (self.app, self.peer, true);
+            return serve_http2(&self.builders, self.watcher, stream, service).await;
         }
+        let service = service(self.app, self.peer, true);
         let conn = self
             .builders
             .detect
             .serve_connection(TokioIo::new(stream), service);
         self.watcher.watch(conn.into_owned()).await
     }
+}
+
+/// Serves HTTP/2 on `io` until the connection ends: the connection and its streams in this
+/// one task (`http2.rs`), what each of its polls writes gathered into one write
+/// (`gather.rs`), with [`service`]`(app, peer, secure)`. The task stays small: the
+/// connection's state is boxed in it.
+async fn serve_http2<T>(
+    builders: &Builders,
+    watcher: Watcher,
+    io: T,
+    (app, peer, secure): (Router, std::net::SocketAddr, bool),
+) -> Result<(), ConnError>
+where
+    T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static,
+{
+    let (io, writes) = gathered(io);
+    let streams = StreamQueue::default();
+    let conn = builders
+        .http2(streams.clone())
+        .serve_connection(TokioIo::new(io), service(app, peer, secure));
+    Ok(OneTask::new(watcher.watch(conn), streams, writes).await?)
 }
 
 /// `app` as a hyper service for one connection: each request carries the connection's

@@ -171,44 +171,52 @@ mod tests {
         );
     }
 
-    #[tokio::test]
-    async fn a_future_started_from_inside_a_stream_is_run() {
+    /// A waker that records whether it was woken.
+    #[derive(Default)]
+    struct Woken(AtomicBool);
+
+    impl std::task::Wake for Woken {
+        fn wake(self: Arc<Self>) {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
+
+    #[test]
+    fn a_future_started_from_inside_a_stream_is_polled_on_a_turn_the_task_asks_for() {
+        use futures::FutureExt as _;
+
         let queue = StreamQueue::default();
-        let ran = Arc::new(AtomicBool::new(false));
-        let (all_done, done) = tokio::sync::watch::channel(false);
-        let until_done = |mut done: tokio::sync::watch::Receiver<bool>| async move {
-            let _ = done.wait_for(|d| *d).await;
-        };
         // Streams that wait: the one that starts a future is then not the only one polled,
         // and nothing but the task itself asks for another turn.
+        let (_never, idle) = tokio::sync::watch::channel(());
         for _ in 0..3 {
-            queue.execute(until_done(done.clone()));
+            let mut idle = idle.clone();
+            queue.execute(async move {
+                let _ = idle.changed().await;
+            });
         }
-        // The stream that starts a future is woken from outside, alone.
-        let (go, gone) = tokio::sync::oneshot::channel::<()>();
-        tokio::spawn(async move {
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-            let _ = go.send(());
-        });
         // As hyper does for an upgraded connection: a stream starts another future.
-        let (inner_queue, flag, wait) = (queue.clone(), ran.clone(), until_done(done));
+        let ran = Arc::new(AtomicBool::new(false));
+        let (go, gone) = tokio::sync::oneshot::channel::<()>();
+        let (inner_queue, flag) = (queue.clone(), ran.clone());
         queue.execute(async move {
             let _ = gone.await;
-            inner_queue.execute(async move {
-                flag.store(true, Ordering::SeqCst);
-                let _ = all_done.send(true);
-            });
-            wait.await;
+            inner_queue.execute(async move { flag.store(true, Ordering::SeqCst) });
+            std::future::pending::<()>().await;
         });
-        let finishing = OneTask::new(async {}, queue, NoWrites);
-        // Not `timeout`, which polls the task once more when it fires.
-        tokio::select! {
-            biased;
-            () = tokio::time::sleep(std::time::Duration::from_secs(5)) => {
-                panic!("the future the stream started was never polled")
-            }
-            () = finishing => {}
+        let mut task = OneTask::new(std::future::pending::<()>(), queue, NoWrites);
+        let woken = Arc::new(Woken::default());
+        let waker = std::task::Waker::from(woken.clone());
+        let mut cx = Context::from_waker(&waker);
+        assert!(task.poll_unpin(&mut cx).is_pending());
+        // The starting stream is woken from outside, alone.
+        go.send(()).unwrap();
+        while !ran.load(Ordering::SeqCst) {
+            assert!(
+                woken.0.swap(false, Ordering::SeqCst),
+                "a future is left queued with nothing to poll it"
+            );
+            assert!(task.poll_unpin(&mut cx).is_pending());
         }
-        assert!(ran.load(Ordering::SeqCst));
     }
 }

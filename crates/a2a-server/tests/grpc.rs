@@ -23,29 +23,6 @@ async fn client(s: &TestServer) -> A2aServiceClient<Channel> {
     A2aServiceClient::new(channel)
 }
 
-/// `message` with `a2a-version: 1.0` metadata.
-fn v1<T>(message: T) -> Request<T> {
-    let mut req = Request::new(message);
-    req.metadata_mut()
-        .insert("a2a-version", "1.0".parse().unwrap());
-    req
-}
-
-fn send_req(text: &str) -> pb::SendMessageRequest {
-    pb::SendMessageRequest {
-        message: Some(pb::Message {
-            message_id: a2a_types::new_id(),
-            role: pb::Role::User as i32,
-            parts: vec![pb::Part {
-                content: Some(pb::part::Content::Text(text.into())),
-                ..Default::default()
-            }],
-            ..Default::default()
-        }),
-        ..Default::default()
-    }
-}
-
 /// The status code and the `ErrorInfo` reason and domain.
 fn a2a_error(status: &Status) -> (Code, String, String) {
     let info = status

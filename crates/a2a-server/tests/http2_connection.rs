@@ -8,17 +8,12 @@
 
 mod common;
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use a2a_grpc::A2aServiceClient;
 use a2a_grpc::pb;
-use a2a_server::{
-    ConnectionLimits, HandlerConfig, InMemoryTaskStore, InProcessBus, RequestHandler,
-    RuntimeConfig, ServeOptions, TaskRuntime, agent_routes,
-};
+use a2a_server::ConnectionLimits;
 use common::*;
-use tonic::Request;
 use tonic::transport::Channel;
 
 /// A client on one HTTP/2 connection: clones share it.
@@ -31,28 +26,6 @@ async fn one_connection(s: &TestServer) -> A2aServiceClient<Channel> {
     A2aServiceClient::new(channel)
         .max_decoding_message_size(16 << 20)
         .max_encoding_message_size(16 << 20)
-}
-
-fn v1<T>(message: T) -> Request<T> {
-    let mut req = Request::new(message);
-    req.metadata_mut()
-        .insert("a2a-version", "1.0".parse().unwrap());
-    req
-}
-
-fn send_req(text: &str) -> pb::SendMessageRequest {
-    pb::SendMessageRequest {
-        message: Some(pb::Message {
-            message_id: a2a_types::new_id(),
-            role: pb::Role::User as i32,
-            parts: vec![pb::Part {
-                content: Some(pb::part::Content::Text(text.into())),
-                ..Default::default()
-            }],
-            ..Default::default()
-        }),
-        ..Default::default()
-    }
 }
 
 /// The text of a direct message answer.
@@ -170,35 +143,15 @@ async fn many_calls_in_flight_on_one_connection_all_answer() {
     }
 }
 
-/// A server that serves one connection at a time; its address.
-async fn one_connection_server() -> (String, tokio::sync::oneshot::Sender<()>) {
-    let runtime = TaskRuntime::new(
-        Arc::new(ScriptAgent),
-        Arc::new(InMemoryTaskStore::default()),
-        Arc::new(InProcessBus::default()),
-        RuntimeConfig::default(),
-    );
-    let handler = Arc::new(RequestHandler::new(
-        runtime,
-        card(true),
-        HandlerConfig::default(),
-    ));
-    let router = agent_routes(handler, "", &ServeOptions::default());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+/// A server that serves one connection at a time.
+async fn one_connection_server() -> TestServer {
     let mut limits = ConnectionLimits::default();
     limits.max_connections = 1;
-    tokio::spawn(a2a_server::serve_with_limits(
-        listener,
-        router,
-        async move {
-            let _ = stopped.await;
-        },
-        Duration::from_secs(1),
+    start(Setup {
         limits,
-    ));
-    (base, stop)
+        ..Setup::default()
+    })
+    .await
 }
 
 /// The ids of the tasks in `state`, as the server lists them.
@@ -220,9 +173,9 @@ async fn tasks_in(
 
 #[tokio::test]
 async fn a_client_that_hangs_up_on_waiting_calls_frees_its_connection_and_cancels_nothing() {
-    let (base, _stop) = one_connection_server().await;
+    let s = one_connection_server().await;
     let connect = || async {
-        let channel = tonic::transport::Endpoint::from_shared(base.clone())
+        let channel = tonic::transport::Endpoint::from_shared(s.base.clone())
             .unwrap()
             .connect()
             .await?;

@@ -11,10 +11,7 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use a2a_server::{
-    ConnectionLimits, HandlerConfig, InMemoryTaskStore, InProcessBus, RequestHandler,
-    RuntimeConfig, ServeOptions, TaskRuntime, Tls, agent_routes,
-};
+use a2a_server::{ConnectionLimits, Tls};
 use common::*;
 use http_body_util::{BodyExt as _, Full};
 use hyper_util::rt::{TokioExecutor, TokioIo};
@@ -25,20 +22,8 @@ use serde_json::{Value, json};
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../a2a-cli/tests/fixtures");
 
 /// A TLS server (the test certificate for 127.0.0.1) whose keep-alive PINGs are 10 minutes
-/// apart; its address.
-async fn tls_server() -> (std::net::SocketAddr, tokio::sync::oneshot::Sender<()>) {
-    let runtime = TaskRuntime::new(
-        Arc::new(ScriptAgent),
-        Arc::new(InMemoryTaskStore::default()),
-        Arc::new(InProcessBus::default()),
-        RuntimeConfig::default(),
-    );
-    let handler = Arc::new(RequestHandler::new(
-        runtime,
-        card(true),
-        HandlerConfig::default(),
-    ));
-    let router = agent_routes(handler, "", &ServeOptions::default());
+/// apart.
+async fn tls_server() -> TestServer {
     let tls = Tls::from_pem_files(
         format!("{FIXTURES}/tls-cert.pem").as_ref(),
         format!("{FIXTURES}/tls-key.pem").as_ref(),
@@ -46,20 +31,12 @@ async fn tls_server() -> (std::net::SocketAddr, tokio::sync::oneshot::Sender<()>
     .unwrap();
     let mut limits = ConnectionLimits::default();
     limits.http2_keep_alive_interval = Duration::from_secs(600);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(a2a_server::serve_with_tls(
-        listener,
-        router,
-        async move {
-            let _ = stopped.await;
-        },
-        Duration::from_secs(1),
+    start(Setup {
         limits,
-        Some(tls),
-    ));
-    (addr, stop)
+        tls: Some(tls),
+        ..Setup::default()
+    })
+    .await
 }
 
 /// An HTTP/2 connection over TLS (ALPN `h2`) from a socket with a small receive buffer.
@@ -98,7 +75,8 @@ async fn slow_h2_client(
 
 #[tokio::test]
 async fn a_slow_reader_gets_every_byte_of_a_large_answer_over_tls() {
-    let (addr, _stop) = tls_server().await;
+    let s = tls_server().await;
+    let addr: std::net::SocketAddr = s.base.trim_start_matches("https://").parse().unwrap();
     let mut client = slow_h2_client(addr).await;
     let text = format!("reply {}", "z".repeat(9 << 20));
     let body = json!({

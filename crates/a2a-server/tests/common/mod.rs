@@ -5,8 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use a2a_server::{
-    AgentError, AgentExecutor, HandlerConfig, InMemoryTaskStore, InProcessBus, RequestContext,
-    RequestHandler, RuntimeConfig, ServeOptions, TaskRuntime, TaskUpdater, agent_routes,
+    AgentError, AgentExecutor, ConnectionLimits, HandlerConfig, InMemoryTaskStore, InProcessBus,
+    RequestContext, RequestHandler, RuntimeConfig, ServeOptions, TaskRuntime, TaskUpdater, Tls,
+    agent_routes,
 };
 use a2a_types::{AgentCapabilities, AgentCard, Artifact, Message, Part, Role, TaskState};
 use async_trait::async_trait;
@@ -179,6 +180,10 @@ pub struct Setup {
     pub options: ServeOptions,
     pub store: InMemoryTaskStore,
     pub path: &'static str,
+    /// The listener's limits (deadlines, connections).
+    pub limits: ConnectionLimits,
+    /// HTTPS (HTTP/2 and HTTP/1.1 by ALPN) instead of plain HTTP.
+    pub tls: Option<Tls>,
 }
 
 impl Default for Setup {
@@ -191,6 +196,8 @@ impl Default for Setup {
             options: ServeOptions::default(),
             store: InMemoryTaskStore::default(),
             path: "",
+            limits: ConnectionLimits::default(),
+            tls: None,
         }
     }
 }
@@ -207,10 +214,18 @@ pub async fn start(setup: Setup) -> TestServer {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(a2a_server::serve(listener, router, async move {
-        let _ = rx.await;
-    }));
-    let base = format!("http://{addr}");
+    let scheme = if setup.tls.is_some() { "https" } else { "http" };
+    tokio::spawn(a2a_server::serve_with_tls(
+        listener,
+        router,
+        async move {
+            let _ = rx.await;
+        },
+        Duration::from_secs(10),
+        setup.limits,
+        setup.tls,
+    ));
+    let base = format!("{scheme}://{addr}");
     let url = format!(
         "{base}{}",
         if setup.path.is_empty() {
@@ -395,4 +410,29 @@ pub async fn finished(url: &str, task_id: &str) -> Value {
         assert!(!events.is_empty());
     }
     rpc(url, "GetTask", json!({"id": task_id})).await["result"].clone()
+}
+
+/// A gRPC request carrying `a2a-version: 1.0` metadata.
+pub fn v1<T>(message: T) -> tonic::Request<T> {
+    let mut req = tonic::Request::new(message);
+    req.metadata_mut()
+        .insert("a2a-version", "1.0".parse().unwrap());
+    req
+}
+
+/// A gRPC `SendMessageRequest` of one user text part.
+pub fn send_req(text: &str) -> a2a_grpc::pb::SendMessageRequest {
+    use a2a_grpc::pb;
+    pb::SendMessageRequest {
+        message: Some(pb::Message {
+            message_id: a2a_types::new_id(),
+            role: pb::Role::User as i32,
+            parts: vec![pb::Part {
+                content: Some(pb::part::Content::Text(text.into())),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
 }

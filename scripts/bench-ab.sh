@@ -37,6 +37,17 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 
 declare -A port pid
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# The SQLite writer thread's CPU (its name is cut to 15 characters in /proc), 0 without one.
+writer_ticks() {
+  local t
+  for t in /proc/"$1"/task/*; do
+    if [ "$(cat "$t/comm")" = a2a-sqlite-writ ]; then
+      # The comm field has no spaces here, so the fields count as in /proc/PID/stat.
+      awk '{print $14 + $15}' "$t/stat"; return
+    fi
+  done
+  echo 0
+}
 tick_us=$(( 1000000 / $(getconf CLK_TCK) ))
 start() { # NAME BIN
   local p s; p=$(free_port)
@@ -60,7 +71,7 @@ start() { # NAME BIN
 start A "$a_bin"
 start B "$b_bin"
 
-declare -A wrk_rates bench_rates wrk_cpu bench_cpu
+declare -A wrk_rates bench_rates wrk_cpu bench_cpu wrk_writer bench_writer
 cpu_per_req() { # TICKS_BEFORE TICKS_AFTER REQUESTS
   python3 -c "print(round(($2 - $1) * $tick_us / max($3, 1), 1))"
 }
@@ -68,32 +79,37 @@ for r in $(seq "$rounds"); do
   for side in A B; do
     url="http://127.0.0.1:${port[$side]}/"
     if [ "${BINDING:-jsonrpc}" = jsonrpc ] && command -v wrk >/dev/null; then
-      t0=$(cpu_ticks "${pid[$side]}")
+      t0=$(cpu_ticks "${pid[$side]}"); w0=$(writer_ticks "${pid[$side]}")
       out=$(AUTH="${AUTH:-}" wrk -t1 -c"$wrk_conc" -d"${secs}s" -s scripts/wrk-send.lua "$url")
-      t1=$(cpu_ticks "${pid[$side]}")
+      t1=$(cpu_ticks "${pid[$side]}"); w1=$(writer_ticks "${pid[$side]}")
       rate=$(echo "$out" | awk '/Requests\/sec/{print $2}')
       n=$(echo "$out" | awk '/requests in/{print $1}')
-      cpu=$(cpu_per_req "$t0" "$t1" "$n")
-      wrk_rates[$side]+="$rate "; wrk_cpu[$side]+="$cpu "
-      echo "round $r $side wrk -c$wrk_conc: $rate req/s, server CPU $cpu us/req"
+      cpu=$(cpu_per_req "$t0" "$t1" "$n"); wcpu=$(cpu_per_req "$w0" "$w1" "$n")
+      wrk_rates[$side]+="$rate "; wrk_cpu[$side]+="$cpu "; wrk_writer[$side]+="$wcpu "
+      echo "round $r $side wrk -c$wrk_conc: $rate req/s, server CPU $cpu us/req$([ "$w1" = 0 ] || echo ", SQLite writer $wcpu")"
     fi
-    t0=$(cpu_ticks "${pid[$side]}")
+    t0=$(cpu_ticks "${pid[$side]}"); w0=$(writer_ticks "${pid[$side]}")
     json=$("$b_bin" bench "$url" -c "$bench_conc" -d "$secs" --warmup 0 --json \
       --message-id-prefix tck-complete-task ${AUTH:+--token "$AUTH"} \
       --binding "${BINDING:-jsonrpc}" ${TEXT:+--text "$TEXT"})
-    t1=$(cpu_ticks "${pid[$side]}")
+    t1=$(cpu_ticks "${pid[$side]}"); w1=$(writer_ticks "${pid[$side]}")
     rate=$(echo "$json" | python3 -c 'import json,sys; print(round(json.load(sys.stdin)["requests_per_second"]))')
     n=$(echo "$json" | python3 -c 'import json,sys; print(json.load(sys.stdin)["ok"])')
-    cpu=$(cpu_per_req "$t0" "$t1" "$n")
-    bench_rates[$side]+="$rate "; bench_cpu[$side]+="$cpu "
-    echo "round $r $side a2a bench ${BINDING:-jsonrpc} -c$bench_conc: $rate req/s, server CPU $cpu us/req"
+    cpu=$(cpu_per_req "$t0" "$t1" "$n"); wcpu=$(cpu_per_req "$w0" "$w1" "$n")
+    bench_rates[$side]+="$rate "; bench_cpu[$side]+="$cpu "; bench_writer[$side]+="$wcpu "
+    echo "round $r $side a2a bench ${BINDING:-jsonrpc} -c$bench_conc: $rate req/s, server CPU $cpu us/req$([ "$w1" = 0 ] || echo ", SQLite writer $wcpu")"
   done
 done
 median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 for tool in wrk bench; do
-  declare -n rates="${tool}_rates" cpus="${tool}_cpu"
+  declare -n rates="${tool}_rates" cpus="${tool}_cpu" writers="${tool}_writer"
   [ -n "${rates[A]:-}" ] || continue
   a=$(echo "${rates[A]}" | median); b=$(echo "${rates[B]}" | median)
   ca=$(echo "${cpus[A]}" | median); cb=$(echo "${cpus[B]}" | median)
-  echo "median $tool ($store): A $a, B $b req/s; B/A $(python3 -c "print(f'{$b/$a:.3f}')"); server CPU A $ca, B $cb us/req; B/A $(python3 -c "print(f'{$cb/$ca:.3f}')")"
+  wa=$(echo "${writers[A]}" | median); wb=$(echo "${writers[B]}" | median)
+  writer=""
+  if [ "$wa" != 0 ] && [ "$wb" != 0 ]; then
+    writer="; SQLite writer A $wa, B $wb us/req; B/A $(python3 -c "print(f'{$wb/$wa:.3f}')")"
+  fi
+  echo "median $tool ($store): A $a, B $b req/s; B/A $(python3 -c "print(f'{$b/$a:.3f}')"); server CPU A $ca, B $cb us/req; B/A $(python3 -c "print(f'{$cb/$ca:.3f}')")$writer"
 done

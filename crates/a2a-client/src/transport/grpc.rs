@@ -1,6 +1,7 @@
 //! gRPC, A2A v1.0 (spec §10): [`GrpcV1`], over HTTP/2 to the interface's `host:port`.
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use a2a_grpc::A2aServiceClient;
@@ -15,10 +16,10 @@ use futures::StreamExt;
 use reqwest::header::HeaderMap;
 use tonic::codec::Streaming;
 use tonic::metadata::{MetadataMap, MetadataValue};
-use tonic::transport::{Channel, Endpoint};
 use tonic::{Code, Status};
 use tonic_types::StatusExt;
 
+use super::h2_channel::H2Channel;
 use super::{EventSource, Transport, WireEvent};
 use crate::error::ClientError;
 
@@ -26,7 +27,7 @@ use crate::error::ClientError;
 /// client's headers as metadata.
 #[derive(Debug)]
 pub struct GrpcV1 {
-    client: A2aServiceClient<Channel>,
+    client: A2aServiceClient<H2Channel>,
     endpoint: String,
     metadata: MetadataMap,
     tenant: String,
@@ -52,33 +53,24 @@ impl GrpcV1 {
         } else {
             format!("http://{address}")
         };
-        let mut endpoint = Endpoint::from_shared(uri.clone())
-            .map_err(|_| ClientError::InvalidUrl(address.to_owned()))?
-            .tcp_nodelay(true);
-        if let Some(t) = connect_timeout {
-            endpoint = endpoint.connect_timeout(t);
-        }
-        if uri.starts_with("https://") {
-            let tls = tonic::transport::ClientTlsConfig::new()
-                .with_webpki_roots()
-                .ca_certificates(
-                    roots_pem
-                        .iter()
-                        .map(tonic::transport::Certificate::from_pem),
-                );
-            endpoint = endpoint.tls_config(tls).map_err(|e| ClientError::Tls {
+        let invalid = || ClientError::InvalidUrl(address.to_owned());
+        let uri: http::Uri = uri.parse().map_err(|_| invalid())?;
+        let tls = match uri.scheme_str() {
+            Some("https") => Some(tls_config(roots_pem).map_err(|e| ClientError::Tls {
                 url: address.to_owned(),
-                source: Box::new(e),
-            })?;
-        }
+                source: e.into(),
+            })?),
+            Some("http") => None,
+            _ => return Err(invalid()),
+        };
+        let channel = H2Channel::new(&uri, tls, connect_timeout).map_err(|_| invalid())?;
         let mut metadata = MetadataMap::from_headers(headers);
         metadata.insert(
             "a2a-version",
             MetadataValue::from_static(ProtocolVersion::V1.as_str()),
         );
         Ok(Self {
-            client: A2aServiceClient::new(endpoint.connect_lazy())
-                .max_decoding_message_size(64 * 1024 * 1024),
+            client: A2aServiceClient::new(channel).max_decoding_message_size(64 * 1024 * 1024),
             endpoint: address.to_owned(),
             metadata,
             tenant: tenant.unwrap_or_default(),
@@ -128,6 +120,31 @@ impl GrpcV1 {
             }
         }))
     }
+}
+
+/// TLS for `https://` addresses: the Web PKI roots and the certificates of `roots_pem`, with
+/// ALPN `h2` (gRPC needs HTTP/2).
+fn tls_config(roots_pem: &[Vec<u8>]) -> Result<Arc<rustls::ClientConfig>, String> {
+    use rustls_pki_types::CertificateDer;
+    use rustls_pki_types::pem::PemObject;
+    let mut roots = rustls::RootCertStore::empty();
+    roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+    for pem in roots_pem {
+        for cert in CertificateDer::pem_slice_iter(pem) {
+            let cert = cert.map_err(|e| format!("a root certificate: {e}"))?;
+            roots
+                .add(cert)
+                .map_err(|e| format!("a root certificate: {e}"))?;
+        }
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| e.to_string())?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    config.alpn_protocols = vec![b"h2".to_vec()];
+    Ok(Arc::new(config))
 }
 
 /// A status as a client error: an A2A error when it carries one (or its code says which

@@ -8,6 +8,8 @@
 
 #[cfg(feature = "grpc")]
 mod grpc;
+#[cfg(feature = "grpc")]
+mod h2_channel;
 mod jsonrpc;
 mod rest;
 

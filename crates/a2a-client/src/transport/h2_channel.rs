@@ -1,0 +1,331 @@
+//! The gRPC transport's connection: one HTTP/2 connection (h2), made on first use and again
+//! after it ends, under tonic's generated client.
+//!
+//! Why not tonic's `Channel`: it sends a request through hyper, which sends a body only once
+//! the stream has flow-control capacity, and a new stream gets its capacity from the
+//! connection's task after that task has written the stream's HEADERS. Every call then left
+//! in two TCP segments (HEADERS, then DATA, written in two turns of the connection's task),
+//! and the server's kernel answers two small segments with an ACK of its own before the
+//! response (delayed ACKs piggyback only on a single segment). Here a call's whole message is
+//! handed to h2 with its HEADERS, which h2 may buffer before capacity is granted
+//! (`SendStream::send_data`), so both frames leave in the connection's next write. A2A's
+//! gRPC calls are unary or server-streaming, so a request's body is always one finite
+//! message.
+
+use std::error::Error as StdError;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, ready};
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures::FutureExt;
+use futures::future::{BoxFuture, Shared};
+use http::uri::{Authority, Scheme};
+use http::{Request, Response, Uri};
+use http_body::{Body, Frame};
+use http_body_util::BodyExt;
+use tokio::net::TcpStream;
+use tonic::Status;
+
+/// HTTP/2 windows a response streams into before the client must grant more: hyper's
+/// client defaults, which tonic's channel used.
+const STREAM_WINDOW: u32 = 2 * 1024 * 1024;
+const CONNECTION_WINDOW: u32 = 5 * 1024 * 1024;
+
+type SendRequest = h2::client::SendRequest<Bytes>;
+
+/// A made connection: its request handle, and whether its task has ended.
+#[derive(Clone)]
+struct Connected {
+    sender: SendRequest,
+    ended: Arc<AtomicBool>,
+}
+
+type Connecting = Shared<BoxFuture<'static, Result<Connected, Arc<ConnectError>>>>;
+
+/// Why a connection could not be made.
+#[derive(Debug, thiserror::Error)]
+enum ConnectError {
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    #[error("HTTP/2 handshake: {0}")]
+    Handshake(#[from] h2::Error),
+    #[error("connecting timed out")]
+    TimedOut,
+}
+
+/// Where to connect, and how.
+struct Target {
+    scheme: Scheme,
+    authority: Authority,
+    host: String,
+    port: u16,
+    tls: Option<(
+        tokio_rustls::TlsConnector,
+        rustls_pki_types::ServerName<'static>,
+    )>,
+    connect_timeout: Option<Duration>,
+}
+
+struct Inner {
+    target: Target,
+    /// The current connection, or the attempt to make it, shared by the calls that wait.
+    current: Mutex<Option<Connecting>>,
+}
+
+/// A tonic transport over one lazily made HTTP/2 connection (see the module's doc).
+#[derive(Clone)]
+pub(crate) struct H2Channel {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for H2Channel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("H2Channel")
+            .field("authority", &self.inner.target.authority)
+            .finish_non_exhaustive()
+    }
+}
+
+impl H2Channel {
+    /// A channel to `uri` (`http://` or `https://`, with a host), over TLS for `https://`
+    /// with `tls` (its ALPN offering `h2`). Connects on first use.
+    pub(crate) fn new(
+        uri: &Uri,
+        tls: Option<Arc<rustls::ClientConfig>>,
+        connect_timeout: Option<Duration>,
+    ) -> Result<Self, String> {
+        let https = uri.scheme() == Some(&Scheme::HTTPS);
+        let authority = uri.authority().ok_or("no host")?.clone();
+        let port = authority.port_u16().unwrap_or(if https { 443 } else { 80 });
+        // `[::1]` in a URL is the address `::1`.
+        let host = authority
+            .host()
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_owned();
+        let tls = match (https, tls) {
+            (true, Some(config)) => {
+                let name = rustls_pki_types::ServerName::try_from(host.clone())
+                    .map_err(|e| format!("not a TLS server name: {e}"))?;
+                Some((tokio_rustls::TlsConnector::from(config), name))
+            }
+            (true, None) => return Err("an https address needs a TLS configuration".into()),
+            (false, _) => None,
+        };
+        let target = Target {
+            scheme: if https { Scheme::HTTPS } else { Scheme::HTTP },
+            authority,
+            host,
+            port,
+            tls,
+            connect_timeout,
+        };
+        Ok(Self {
+            inner: Arc::new(Inner {
+                target,
+                current: Mutex::new(None),
+            }),
+        })
+    }
+
+    /// The current connection; a new one if there is none or it ended.
+    async fn connection(&self) -> Result<Connected, Status> {
+        let attempt = {
+            let mut current = self.inner.current.lock().unwrap_or_else(|e| e.into_inner());
+            let usable = current.as_ref().is_some_and(|c| match c.peek() {
+                Some(Ok(c)) => !c.ended.load(Ordering::Acquire),
+                // A failed attempt is not retried by the calls that shared it, only by later ones.
+                Some(Err(_)) => false,
+                None => true,
+            });
+            if !usable {
+                let inner = self.inner.clone();
+                let connecting: BoxFuture<'static, _> =
+                    Box::pin(async move { connect(&inner.target).await.map_err(Arc::new) });
+                *current = Some(connecting.shared());
+            }
+            current.clone().unwrap_or_else(|| unreachable!("set above"))
+        };
+        attempt.await.map_err(|e| {
+            let mut status = Status::unavailable(e.to_string());
+            status.set_source(e);
+            status
+        })
+    }
+
+    /// `connected` once it has room for a stream; an error marks it ended.
+    async fn ready(connected: Connected) -> Result<SendRequest, h2::Error> {
+        connected.sender.ready().await.inspect_err(|_| {
+            connected.ended.store(true, Ordering::Release);
+        })
+    }
+
+    async fn call(self, req: Request<tonic::body::Body>) -> Result<Response<RecvBody>, Status> {
+        let (mut parts, body) = req.into_parts();
+        let message = body.collect().await?.to_bytes();
+        let mut uri = std::mem::take(&mut parts.uri).into_parts();
+        uri.scheme = Some(self.inner.target.scheme.clone());
+        uri.authority = Some(self.inner.target.authority.clone());
+        parts.uri = Uri::from_parts(uri).map_err(|e| Status::internal(e.to_string()))?;
+        let mut sender = match Self::ready(self.connection().await?).await {
+            Ok(sender) => sender,
+            // The connection ended before this call could use it (say the server closed it
+            // when idle, or sent GOAWAY): nothing was sent, so one new connection is tried.
+            Err(_) => Self::ready(self.connection().await?)
+                .await
+                .map_err(transport)?,
+        };
+        let (response, mut stream) = sender
+            .send_request(Request::from_parts(parts, ()), message.is_empty())
+            .map_err(transport)?;
+        if !message.is_empty() {
+            // Buffered by h2 until the stream has capacity: it leaves with the HEADERS.
+            stream.send_data(message, true).map_err(transport)?;
+        }
+        let response = response.await.map_err(transport)?;
+        Ok(response.map(|recv| RecvBody {
+            recv,
+            state: Read::Data,
+        }))
+    }
+}
+
+impl tower_service::Service<Request<tonic::body::Body>> for H2Channel {
+    type Response = Response<RecvBody>;
+    type Error = Status;
+    type Future = BoxFuture<'static, Result<Response<RecvBody>, Status>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Status>> {
+        // Streams wait for the connection's room in `call` (`SendRequest::ready`).
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: Request<tonic::body::Body>) -> Self::Future {
+        Box::pin(self.clone().call(req))
+    }
+}
+
+/// Connects to `target` and starts the connection's task.
+async fn connect(target: &Target) -> Result<Connected, ConnectError> {
+    let handshake = async {
+        let tcp = TcpStream::connect((target.host.as_str(), target.port)).await?;
+        tcp.set_nodelay(true)?;
+        let mut builder = h2::client::Builder::new();
+        builder
+            .initial_window_size(STREAM_WINDOW)
+            .initial_connection_window_size(CONNECTION_WINDOW)
+            .enable_push(false);
+        match &target.tls {
+            Some((tls, name)) => {
+                let io = tls.connect(name.clone(), tcp).await?;
+                let (sender, conn) = builder.handshake(io).await?;
+                Ok(spawn(sender, conn))
+            }
+            None => {
+                let (sender, conn) = builder.handshake(tcp).await?;
+                Ok(spawn(sender, conn))
+            }
+        }
+    };
+    match target.connect_timeout {
+        Some(t) => tokio::time::timeout(t, handshake)
+            .await
+            .unwrap_or(Err(ConnectError::TimedOut)),
+        None => handshake.await,
+    }
+}
+
+/// Runs the connection's task, which marks the connection ended when it stops.
+fn spawn<T>(sender: SendRequest, conn: h2::client::Connection<T, Bytes>) -> Connected
+where
+    T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let ended = Arc::new(AtomicBool::new(false));
+    let flag = ended.clone();
+    tokio::spawn(async move {
+        if let Err(e) = conn.await {
+            tracing::debug!(error = %e, "gRPC connection ended");
+        }
+        flag.store(true, Ordering::Release);
+    });
+    Connected { sender, ended }
+}
+
+/// An h2 error as the status tonic would give it: a reset says why (a cancel, a refusal),
+/// anything else is the connection failing (`UNAVAILABLE`, with the error as its source).
+fn transport(e: h2::Error) -> Status {
+    let code = match e.reason() {
+        Some(h2::Reason::CANCEL) if e.is_reset() => tonic::Code::Cancelled,
+        Some(h2::Reason::ENHANCE_YOUR_CALM) => tonic::Code::ResourceExhausted,
+        Some(h2::Reason::REFUSED_STREAM) => tonic::Code::Unavailable,
+        Some(r) if e.is_reset() && r != h2::Reason::NO_ERROR => tonic::Code::Internal,
+        _ => tonic::Code::Unavailable,
+    };
+    let mut status = Status::new(code, format!("HTTP/2: {e}"));
+    let source: Arc<dyn StdError + Send + Sync> = match e.get_io() {
+        // The io error itself, so that what the connection met can be told (refused, reset).
+        Some(io) => Arc::new(std::io::Error::new(io.kind(), e.to_string())),
+        None => Arc::new(e),
+    };
+    status.set_source(source);
+    status
+}
+
+/// Which part of a response the body reads next.
+enum Read {
+    Data,
+    Trailers,
+    Done,
+}
+
+/// A response's body: its DATA frames (their flow-control capacity given back as they are
+/// read), then its trailers.
+pub(crate) struct RecvBody {
+    recv: h2::RecvStream,
+    state: Read,
+}
+
+impl Body for RecvBody {
+    type Data = Bytes;
+    type Error = Status;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Status>>> {
+        let me = &mut *self;
+        loop {
+            match me.state {
+                Read::Data => match ready!(me.recv.poll_data(cx)) {
+                    Some(Ok(data)) => {
+                        // Gives the window back at once: tonic's decoder holds what it buffers.
+                        let _ = me.recv.flow_control().release_capacity(data.len());
+                        return Poll::Ready(Some(Ok(Frame::data(data))));
+                    }
+                    Some(Err(e)) => {
+                        me.state = Read::Done;
+                        return Poll::Ready(Some(Err(transport(e))));
+                    }
+                    None => me.state = Read::Trailers,
+                },
+                Read::Trailers => {
+                    let trailers = ready!(me.recv.poll_trailers(cx));
+                    me.state = Read::Done;
+                    return Poll::Ready(match trailers {
+                        Ok(Some(trailers)) => Some(Ok(Frame::trailers(trailers))),
+                        Ok(None) => None,
+                        Err(e) => Some(Err(transport(e))),
+                    });
+                }
+                Read::Done => return Poll::Ready(None),
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        matches!(self.state, Read::Done)
+    }
+}

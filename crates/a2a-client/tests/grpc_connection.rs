@@ -1,79 +1,80 @@
 //! The gRPC transport's connection, seen from the wire through a recording TCP proxy: a
-//! call's request (HEADERS and its message) leaves in one write, and a connection the
-//! other side ended is made again by the next call.
+//! call's request (HEADERS and its message) leaves in one write, a connection the other
+//! side ended is made again by the next call, messages larger than HTTP/2's windows go both
+//! ways, and headers HTTP/2 forbids are left out.
 
 use a2a_client::{A2aClient, Binding, ProtocolVersion};
 use a2a_host::AgentHost;
 use a2a_server::ServeOptions;
 use a2a_types::{Message, SendMessageRequest};
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpListener as StdTcpListener, TcpStream as StdTcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{Notify, mpsc};
+use tokio::net::TcpListener;
+use tokio::sync::Notify;
 
-/// A proxy in front of `upstream` that records what each read from the client returned,
-/// and can end the connection it carries.
+/// A proxy in front of `upstream` on threads of its own, so that it reads what the client
+/// writes as soon as it arrives (a second write a moment later is a second read), recording
+/// each read; it can end the connections it carries.
 struct Proxy {
     addr: std::net::SocketAddr,
     /// Every read from the client, in order, on every connection.
     reads: Arc<Mutex<Vec<Vec<u8>>>>,
     /// Connections accepted.
-    accepted: Arc<Mutex<usize>>,
-    /// Ends the current connection: the proxy closes its side to the server and to the
-    /// client, then reports once the client has closed its own.
-    cut: mpsc::Sender<Arc<Notify>>,
+    accepted: Arc<AtomicUsize>,
+    /// Both sockets of each connection carried.
+    carried: Arc<Mutex<Vec<(StdTcpStream, StdTcpStream)>>>,
+    /// Notified when a client closes its connection.
+    client_closed: Arc<Notify>,
 }
 
 impl Proxy {
-    async fn start(upstream: std::net::SocketAddr) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    fn start(upstream: std::net::SocketAddr) -> Self {
+        let listener = StdTcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
-        let reads = Arc::new(Mutex::new(Vec::new()));
-        let accepted = Arc::new(Mutex::new(0));
-        let (cut, mut cuts) = mpsc::channel::<Arc<Notify>>(1);
-        let (r, a) = (reads.clone(), accepted.clone());
-        tokio::spawn(async move {
-            loop {
-                let Ok((mut client, _)) = listener.accept().await else {
-                    return;
-                };
-                *a.lock().unwrap() += 1;
-                let mut server = TcpStream::connect(upstream).await.unwrap();
-                let (mut from_client, mut to_server) = (vec![0u8; 64 * 1024], true);
-                let mut from_server = vec![0u8; 64 * 1024];
-                loop {
-                    tokio::select! {
-                        n = client.read(&mut from_client) => {
-                            let n = n.unwrap_or(0);
-                            if n == 0 { break; }
-                            r.lock().unwrap().push(from_client[..n].to_vec());
-                            if to_server && server.write_all(&from_client[..n]).await.is_err() {
-                                to_server = false;
-                            }
-                        }
-                        n = server.read(&mut from_server), if to_server => {
-                            let n = n.unwrap_or(0);
-                            if n == 0 || client.write_all(&from_server[..n]).await.is_err() {
-                                break;
-                            }
-                        }
-                        Some(done) = cuts.recv() => {
-                            let _ = server.shutdown().await;
-                            let _ = client.shutdown().await;
-                            // Whatever the client still sends, until it closes.
-                            while client.read(&mut from_client).await.unwrap_or(0) > 0 {}
-                            done.notify_one();
-                            break;
-                        }
+        let proxy = Self {
+            addr,
+            reads: Arc::default(),
+            accepted: Arc::default(),
+            carried: Arc::default(),
+            client_closed: Arc::default(),
+        };
+        let (reads, accepted) = (proxy.reads.clone(), proxy.accepted.clone());
+        let (carried, client_closed) = (proxy.carried.clone(), proxy.client_closed.clone());
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                let Ok(client) = client else { return };
+                accepted.fetch_add(1, Ordering::SeqCst);
+                let server = StdTcpStream::connect(upstream).unwrap();
+                let pair = (client.try_clone().unwrap(), server.try_clone().unwrap());
+                carried.lock().unwrap().push(pair);
+                let (mut from, mut to) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+                let (reads, client_closed) = (reads.clone(), client_closed.clone());
+                std::thread::spawn(move || {
+                    let mut buf = vec![0u8; 64 * 1024];
+                    while let Ok(n @ 1..) = from.read(&mut buf) {
+                        reads.lock().unwrap().push(buf[..n].to_vec());
+                        let _ = to.write_all(&buf[..n]);
                     }
-                }
+                    client_closed.notify_one();
+                });
+                let (mut from, mut to) = (server, client);
+                std::thread::spawn(move || {
+                    let _ = std::io::copy(&mut from, &mut to);
+                    let _ = to.shutdown(Shutdown::Write);
+                });
             }
         });
-        Self {
-            addr,
-            reads,
-            accepted,
-            cut,
+        proxy
+    }
+
+    /// Ends every connection carried: closed towards the server, and towards the client
+    /// (which then sees the end of its connection).
+    fn cut(&self) {
+        for (client, server) in self.carried.lock().unwrap().drain(..) {
+            let _ = server.shutdown(Shutdown::Both);
+            let _ = client.shutdown(Shutdown::Write);
         }
     }
 }
@@ -83,7 +84,7 @@ impl Proxy {
 async fn through_proxy() -> (Proxy, A2aClient) {
     let host = AgentHost::new(ServeOptions::default()).with_builtin_agents();
     let server = a2a_server::spawn_local(host.router()).await.unwrap();
-    let proxy = Proxy::start(server).await;
+    let proxy = Proxy::start(server);
     let client = client_at(server, proxy.addr).await;
     (proxy, client)
 }
@@ -130,7 +131,7 @@ fn frames(bytes: &[u8]) -> Vec<(u8, u32, usize)> {
     out
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread")]
 async fn a_calls_headers_and_message_reach_the_server_in_one_read() {
     let (proxy, client) = through_proxy().await;
     for i in 0..20 {
@@ -168,12 +169,16 @@ async fn a_calls_headers_and_message_reach_the_server_in_one_read() {
 async fn a_connection_the_other_side_ended_is_made_again() {
     let (proxy, client) = through_proxy().await;
     client.send(send("tck-complete-task 1")).await.unwrap();
-    let closed = Arc::new(Notify::new());
-    proxy.cut.send(closed.clone()).await.unwrap();
+    proxy.cut();
     // Awaited: the client has seen its connection end (and closed it).
-    closed.notified().await;
+    tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        proxy.client_closed.notified(),
+    )
+    .await
+    .expect("the client closes a connection the other side ended");
     client.send(send("tck-complete-task 2")).await.unwrap();
-    assert_eq!(*proxy.accepted.lock().unwrap(), 2);
+    assert_eq!(proxy.accepted.load(Ordering::SeqCst), 2);
 }
 
 #[tokio::test]
@@ -189,4 +194,41 @@ async fn nothing_listening_is_said_plainly() {
         err.to_string().contains("connection refused"),
         "unexpected error: {err}"
     );
+}
+
+#[tokio::test]
+async fn messages_larger_than_the_windows_go_both_ways() {
+    let (proxy, client) = through_proxy().await;
+    // 3 MiB: past h2's first 64 KiB window going out, and the 2 MiB stream window coming
+    // back (the answer's task holds the message in its history).
+    let text = "x".repeat(3 * 1024 * 1024);
+    let task = match client.send(send(&text)).await.unwrap() {
+        a2a_types::SendMessageResponse::Task(t) => t,
+        other => panic!("expected a task, got {other:?}"),
+    };
+    let echoed =
+        task.history.iter().flat_map(|m| &m.parts).any(
+            |p| matches!(&p.content, a2a_types::PartContent::Text(t) if t.len() == text.len()),
+        );
+    assert!(echoed, "the task's history holds the whole message");
+    let sent: usize = proxy.reads.lock().unwrap().iter().map(Vec::len).sum();
+    assert!(sent > text.len(), "the message went through the proxy");
+}
+
+#[tokio::test]
+async fn headers_http2_forbids_are_left_out() {
+    let host = AgentHost::new(ServeOptions::default()).with_builtin_agents();
+    let server = a2a_server::spawn_local(host.router()).await.unwrap();
+    let direct = A2aClient::builder()
+        .binding(Binding::Grpc)
+        .connect(&format!("http://{server}/a2a/conformance"))
+        .await
+        .unwrap();
+    // A header a caller may set for every binding; HTTP/2 forbids it (h2 refuses to send it).
+    let client = A2aClient::builder()
+        .binding(Binding::Grpc)
+        .header("Connection", "keep-alive")
+        .with_card(direct.card().clone())
+        .unwrap();
+    client.send(send("tck-complete-task")).await.unwrap();
 }

@@ -13,6 +13,7 @@
 //! message.
 
 use std::error::Error as StdError;
+use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -29,18 +30,44 @@ use http_body_util::BodyExt;
 use tokio::net::TcpStream;
 use tonic::Status;
 
-/// HTTP/2 windows a response streams into before the client must grant more: hyper's
-/// client defaults, which tonic's channel used.
+/// HTTP/2 settings: hyper's client defaults, which tonic's channel used. The windows a
+/// response streams into before the client grants more; the streams opened before the
+/// server's SETTINGS say how many it takes (h2 alone would open any number, and a burst
+/// beyond the server's limit would be refused); the largest header block accepted; how much
+/// a stream may have buffered to send.
 const STREAM_WINDOW: u32 = 2 * 1024 * 1024;
 const CONNECTION_WINDOW: u32 = 5 * 1024 * 1024;
+const INITIAL_MAX_SEND_STREAMS: usize = 100;
+const MAX_HEADER_LIST_SIZE: u32 = 16 * 1024;
+const MAX_SEND_BUFFER_SIZE: usize = 1024 * 1024;
+
+/// Request headers HTTP/2 forbids (RFC 9113 §8.2.2), which h2 refuses to send: removed, as
+/// hyper did, so that a caller's `Connection: keep-alive` does not fail every call.
+const CONNECTION_HEADERS: [&str; 5] = [
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "transfer-encoding",
+    "upgrade",
+];
+
+/// Sent unless the caller set its own.
+const USER_AGENT: http::HeaderValue =
+    http::HeaderValue::from_static(concat!("a2a-client/", env!("CARGO_PKG_VERSION")));
 
 type SendRequest = h2::client::SendRequest<Bytes>;
 
-/// A made connection: its request handle, and whether its task has ended.
+/// A made connection: its request handle, whether its task has ended, and the gate its
+/// task polls through.
 #[derive(Clone)]
 struct Connected {
     sender: SendRequest,
     ended: Arc<AtomicBool>,
+    /// Held by the connection's task while it polls, and by a call while it hands over its
+    /// HEADERS and its message: otherwise the task, woken by the HEADERS on another worker
+    /// thread, could write them before the message is there. Never held across an await;
+    /// the order is this gate, then h2's own lock, on both sides.
+    gate: Arc<Mutex<()>>,
 }
 
 type Connecting = Shared<BoxFuture<'static, Result<Connected, Arc<ConnectError>>>>;
@@ -50,6 +77,11 @@ type Connecting = Shared<BoxFuture<'static, Result<Connected, Arc<ConnectError>>
 enum ConnectError {
     #[error("{0}")]
     Io(#[from] std::io::Error),
+    // The words `dns error` are what `describe_http_error` recognizes, as from hyper.
+    #[error("dns error: {0}")]
+    Dns(std::io::Error),
+    #[error("the server did not agree to HTTP/2 (ALPN h2) over TLS")]
+    NoHttp2,
     #[error("HTTP/2 handshake: {0}")]
     Handshake(#[from] h2::Error),
     #[error("connecting timed out")]
@@ -70,7 +102,9 @@ struct Target {
 }
 
 struct Inner {
-    target: Target,
+    /// Shared with connection attempts (not the whole `Inner`: an attempt is kept in
+    /// `current`, and must not keep it alive once every channel is dropped).
+    target: Arc<Target>,
     /// The current connection, or the attempt to make it, shared by the calls that wait.
     current: Mutex<Option<Connecting>>,
 }
@@ -125,7 +159,7 @@ impl H2Channel {
         };
         Ok(Self {
             inner: Arc::new(Inner {
-                target,
+                target: Arc::new(target),
                 current: Mutex::new(None),
             }),
         })
@@ -142,9 +176,9 @@ impl H2Channel {
                 None => true,
             });
             if !usable {
-                let inner = self.inner.clone();
+                let target = self.inner.target.clone();
                 let connecting: BoxFuture<'static, _> =
-                    Box::pin(async move { connect(&inner.target).await.map_err(Arc::new) });
+                    Box::pin(async move { connect(&target).await.map_err(Arc::new) });
                 *current = Some(connecting.shared());
             }
             current.clone().unwrap_or_else(|| unreachable!("set above"))
@@ -157,35 +191,51 @@ impl H2Channel {
     }
 
     /// `connected` once it has room for a stream; an error marks it ended.
-    async fn ready(connected: Connected) -> Result<SendRequest, h2::Error> {
-        connected.sender.ready().await.inspect_err(|_| {
-            connected.ended.store(true, Ordering::Release);
-        })
+    async fn ready(connected: Connected) -> Result<(SendRequest, Arc<Mutex<()>>), h2::Error> {
+        match connected.sender.ready().await {
+            Ok(sender) => Ok((sender, connected.gate)),
+            Err(e) => {
+                connected.ended.store(true, Ordering::Release);
+                Err(e)
+            }
+        }
     }
 
     async fn call(self, req: Request<tonic::body::Body>) -> Result<Response<RecvBody>, Status> {
         let (mut parts, body) = req.into_parts();
+        for name in CONNECTION_HEADERS {
+            parts.headers.remove(name);
+        }
+        parts
+            .headers
+            .entry(http::header::USER_AGENT)
+            .or_insert(USER_AGENT);
         let message = body.collect().await?.to_bytes();
         let mut uri = std::mem::take(&mut parts.uri).into_parts();
         uri.scheme = Some(self.inner.target.scheme.clone());
         uri.authority = Some(self.inner.target.authority.clone());
         parts.uri = Uri::from_parts(uri).map_err(|e| Status::internal(e.to_string()))?;
-        let mut sender = match Self::ready(self.connection().await?).await {
-            Ok(sender) => sender,
+        let (mut sender, gate) = match Self::ready(self.connection().await?).await {
+            Ok(ready) => ready,
             // The connection ended before this call could use it (say the server closed it
             // when idle, or sent GOAWAY): nothing was sent, so one new connection is tried.
             Err(_) => Self::ready(self.connection().await?)
                 .await
-                .map_err(transport)?,
+                .map_err(|e| transport(e, tonic::Code::Unknown))?,
         };
-        let (response, mut stream) = sender
-            .send_request(Request::from_parts(parts, ()), message.is_empty())
-            .map_err(transport)?;
-        if !message.is_empty() {
-            // Buffered by h2 until the stream has capacity: it leaves with the HEADERS.
-            stream.send_data(message, true).map_err(transport)?;
-        }
-        let response = response.await.map_err(transport)?;
+        let failed = |e| transport(e, tonic::Code::Unknown);
+        let response = {
+            let _gate = gate.lock().unwrap_or_else(|e| e.into_inner());
+            let (response, mut stream) = sender
+                .send_request(Request::from_parts(parts, ()), message.is_empty())
+                .map_err(failed)?;
+            if !message.is_empty() {
+                // Buffered by h2 until the stream has capacity: it leaves with the HEADERS.
+                stream.send_data(message, true).map_err(failed)?;
+            }
+            response
+        };
+        let response = response.await.map_err(failed)?;
         Ok(response.map(|recv| RecvBody {
             recv,
             state: Read::Data,
@@ -199,7 +249,8 @@ impl tower_service::Service<Request<tonic::body::Body>> for H2Channel {
     type Future = BoxFuture<'static, Result<Response<RecvBody>, Status>>;
 
     fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Status>> {
-        // Streams wait for the connection's room in `call` (`SendRequest::ready`).
+        // Always ready: h2 queues the streams beyond what the server takes at once, and
+        // opens them as earlier ones end.
         Poll::Ready(Ok(()))
     }
 
@@ -211,16 +262,33 @@ impl tower_service::Service<Request<tonic::body::Body>> for H2Channel {
 /// Connects to `target` and starts the connection's task.
 async fn connect(target: &Target) -> Result<Connected, ConnectError> {
     let handshake = async {
-        let tcp = TcpStream::connect((target.host.as_str(), target.port)).await?;
+        let addresses: Vec<_> = tokio::net::lookup_host((target.host.as_str(), target.port))
+            .await
+            .map_err(ConnectError::Dns)?
+            .collect();
+        let mut tcp = Err(std::io::Error::other("the host name has no address"));
+        for address in addresses {
+            tcp = TcpStream::connect(address).await;
+            if tcp.is_ok() {
+                break;
+            }
+        }
+        let tcp = tcp?;
         tcp.set_nodelay(true)?;
         let mut builder = h2::client::Builder::new();
         builder
             .initial_window_size(STREAM_WINDOW)
             .initial_connection_window_size(CONNECTION_WINDOW)
+            .initial_max_send_streams(INITIAL_MAX_SEND_STREAMS)
+            .max_header_list_size(MAX_HEADER_LIST_SIZE)
+            .max_send_buffer_size(MAX_SEND_BUFFER_SIZE)
             .enable_push(false);
         match &target.tls {
             Some((tls, name)) => {
                 let io = tls.connect(name.clone(), tcp).await?;
+                if io.get_ref().1.alpn_protocol() != Some(b"h2") {
+                    return Err(ConnectError::NoHttp2);
+                }
                 let (sender, conn) = builder.handshake(io).await?;
                 Ok(spawn(sender, conn))
             }
@@ -244,25 +312,45 @@ where
     T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
     let ended = Arc::new(AtomicBool::new(false));
-    let flag = ended.clone();
+    let gate = Arc::new(Mutex::new(()));
+    let (flag, task_gate) = (ended.clone(), gate.clone());
+    let mut conn = conn;
     tokio::spawn(async move {
-        if let Err(e) = conn.await {
+        let run = std::future::poll_fn(|cx| {
+            let _gate = task_gate.lock().unwrap_or_else(|e| e.into_inner());
+            Pin::new(&mut conn).poll(cx)
+        });
+        if let Err(e) = run.await {
             tracing::debug!(error = %e, "gRPC connection ended");
         }
+        // The connection (and its socket) closes before the flag says so.
+        drop(conn);
         flag.store(true, Ordering::Release);
     });
-    Connected { sender, ended }
+    Connected {
+        sender,
+        ended,
+        gate,
+    }
 }
 
-/// An h2 error as the status tonic would give it: a reset says why (a cancel, a refusal),
-/// anything else is the connection failing (`UNAVAILABLE`, with the error as its source).
-fn transport(e: h2::Error) -> Status {
-    let code = match e.reason() {
-        Some(h2::Reason::CANCEL) if e.is_reset() => tonic::Code::Cancelled,
-        Some(h2::Reason::ENHANCE_YOUR_CALM) => tonic::Code::ResourceExhausted,
-        Some(h2::Reason::REFUSED_STREAM) => tonic::Code::Unavailable,
-        Some(r) if e.is_reset() && r != h2::Reason::NO_ERROR => tonic::Code::Internal,
-        _ => tonic::Code::Unavailable,
+/// An h2 error as the status tonic's channel gave it: the connection failing or going away
+/// is `UNAVAILABLE` (with the io error as its source); a reset says why when it can (a
+/// cancel, a refusal, "calm down") and is `reset` otherwise (`UNKNOWN` for a call's answer,
+/// `INTERNAL` for a stream's body, which `client_error` reads as a broken stream); an error
+/// h2 raised itself (say a header it cannot send) is `INTERNAL`.
+fn transport(e: h2::Error, reset: tonic::Code) -> Status {
+    let code = if e.is_io() || e.is_go_away() {
+        tonic::Code::Unavailable
+    } else if e.is_reset() {
+        match e.reason() {
+            Some(h2::Reason::CANCEL) => tonic::Code::Cancelled,
+            Some(h2::Reason::REFUSED_STREAM) => tonic::Code::Unavailable,
+            Some(h2::Reason::ENHANCE_YOUR_CALM) => tonic::Code::ResourceExhausted,
+            _ => reset,
+        }
+    } else {
+        tonic::Code::Internal
     };
     let mut status = Status::new(code, format!("HTTP/2: {e}"));
     let source: Arc<dyn StdError + Send + Sync> = match e.get_io() {
@@ -307,7 +395,7 @@ impl Body for RecvBody {
                     }
                     Some(Err(e)) => {
                         me.state = Read::Done;
-                        return Poll::Ready(Some(Err(transport(e))));
+                        return Poll::Ready(Some(Err(transport(e, tonic::Code::Internal))));
                     }
                     None => me.state = Read::Trailers,
                 },
@@ -317,7 +405,7 @@ impl Body for RecvBody {
                     return Poll::Ready(match trailers {
                         Ok(Some(trailers)) => Some(Ok(Frame::trailers(trailers))),
                         Ok(None) => None,
-                        Err(e) => Some(Err(transport(e))),
+                        Err(e) => Some(Err(transport(e, tonic::Code::Internal))),
                     });
                 }
                 Read::Done => return Poll::Ready(None),

@@ -3,15 +3,14 @@
 //! side ended is made again by the next call, messages larger than HTTP/2's windows go both
 //! ways, and headers HTTP/2 forbids are left out.
 
-use a2a_client::{A2aClient, Binding, ProtocolVersion};
+use a2a_client::{A2aClient, Binding, ClientBuilder, ProtocolVersion};
 use a2a_host::AgentHost;
 use a2a_server::ServeOptions;
-use a2a_types::{Message, SendMessageRequest};
+use a2a_types::{AgentCard, Message, SendMessageRequest};
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener as StdTcpListener, TcpStream as StdTcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use tokio::net::TcpListener;
 use tokio::sync::Notify;
 
 /// A proxy in front of `upstream` on threads of its own, so that it reads what the client
@@ -91,8 +90,18 @@ async fn through_proxy() -> (Proxy, A2aClient) {
 
 /// A gRPC client for the conformance agent served at `server`, sending to `to` instead.
 async fn client_at(server: std::net::SocketAddr, to: std::net::SocketAddr) -> A2aClient {
-    let direct = A2aClient::builder()
+    grpc_builder().with_card(card_at(server, to).await).unwrap()
+}
+
+fn grpc_builder() -> ClientBuilder {
+    A2aClient::builder()
+        .protocol_version(ProtocolVersion::V1)
         .binding(Binding::Grpc)
+}
+
+/// The card of the conformance agent served at `server`, its addresses changed to `to`.
+async fn card_at(server: std::net::SocketAddr, to: std::net::SocketAddr) -> AgentCard {
+    let direct = grpc_builder()
         .connect(&format!("http://{server}/a2a/conformance"))
         .await
         .unwrap();
@@ -100,11 +109,7 @@ async fn client_at(server: std::net::SocketAddr, to: std::net::SocketAddr) -> A2
     for iface in &mut card.supported_interfaces {
         iface.url = iface.url.replace(&server.to_string(), &to.to_string());
     }
-    A2aClient::builder()
-        .protocol_version(ProtocolVersion::V1)
-        .binding(Binding::Grpc)
-        .with_card(card)
-        .unwrap()
+    card
 }
 
 fn send(text: &str) -> SendMessageRequest {
@@ -147,12 +152,13 @@ async fn a_calls_headers_and_message_reach_the_server_in_one_read() {
         read_of.extend(std::iter::repeat_n(i, r.len()));
     }
     let wire: Vec<u8> = reads.concat();
+    let frames = frames(&wire);
     let mut calls = 0;
-    for (kind, stream, at) in frames(&wire) {
+    for &(kind, stream, at) in &frames {
         // HEADERS of a request: its DATA frame must have come in the same read.
         if kind == 0x1 && stream != 0 {
-            let data = frames(&wire)
-                .into_iter()
+            let data = frames
+                .iter()
                 .find(|(k, s, _)| *k == 0x0 && *s == stream)
                 .expect("each call sends its message");
             assert_eq!(
@@ -183,7 +189,7 @@ async fn a_connection_the_other_side_ended_is_made_again() {
 
 #[tokio::test]
 async fn nothing_listening_is_said_plainly() {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let listener = StdTcpListener::bind("127.0.0.1:0").unwrap();
     let nothing = listener.local_addr().unwrap();
     drop(listener);
     let host = AgentHost::new(ServeOptions::default()).with_builtin_agents();
@@ -219,16 +225,10 @@ async fn messages_larger_than_the_windows_go_both_ways() {
 async fn headers_http2_forbids_are_left_out() {
     let host = AgentHost::new(ServeOptions::default()).with_builtin_agents();
     let server = a2a_server::spawn_local(host.router()).await.unwrap();
-    let direct = A2aClient::builder()
-        .binding(Binding::Grpc)
-        .connect(&format!("http://{server}/a2a/conformance"))
-        .await
-        .unwrap();
     // A header a caller may set for every binding; HTTP/2 forbids it (h2 refuses to send it).
-    let client = A2aClient::builder()
-        .binding(Binding::Grpc)
+    let client = grpc_builder()
         .header("Connection", "keep-alive")
-        .with_card(direct.card().clone())
+        .with_card(card_at(server, server).await)
         .unwrap();
     client.send(send("tck-complete-task")).await.unwrap();
 }

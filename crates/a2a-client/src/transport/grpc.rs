@@ -64,7 +64,7 @@ impl GrpcV1 {
             _ => return Err(invalid()),
         };
         let channel = H2Channel::new(&uri, tls, connect_timeout).map_err(|_| invalid())?;
-        let mut metadata = MetadataMap::from_headers(headers);
+        let mut metadata = MetadataMap::from_headers(http2_headers(headers));
         metadata.insert(
             "a2a-version",
             MetadataValue::from_static(ProtocolVersion::V1.as_str()),
@@ -120,6 +120,32 @@ impl GrpcV1 {
             }
         }))
     }
+}
+
+/// Request headers HTTP/2 forbids (RFC 9113 §8.2.2), which h2 refuses to send.
+const CONNECTION_HEADERS: [&str; 5] = [
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "transfer-encoding",
+    "upgrade",
+];
+
+/// The caller's headers as every call sends them: without those HTTP/2 forbids (left out,
+/// as hyper did, so that a `Connection: keep-alive` meant for every binding does not fail
+/// every call), and with the `user-agent` our push client sends unless the caller set one.
+/// Done once, here, where the caller's headers come in, not on every call.
+fn http2_headers(mut headers: HeaderMap) -> HeaderMap {
+    for name in CONNECTION_HEADERS {
+        headers.remove(name);
+    }
+    headers
+        .entry(http::header::USER_AGENT)
+        .or_insert(http::HeaderValue::from_static(concat!(
+            "a2a-rust/",
+            env!("CARGO_PKG_VERSION")
+        )));
+    headers
 }
 
 /// TLS for `https://` addresses: the Web PKI roots and the certificates of `roots_pem`, with

@@ -41,20 +41,6 @@ const INITIAL_MAX_SEND_STREAMS: usize = 100;
 const MAX_HEADER_LIST_SIZE: u32 = 16 * 1024;
 const MAX_SEND_BUFFER_SIZE: usize = 1024 * 1024;
 
-/// Request headers HTTP/2 forbids (RFC 9113 §8.2.2), which h2 refuses to send: removed, as
-/// hyper did, so that a caller's `Connection: keep-alive` does not fail every call.
-const CONNECTION_HEADERS: [&str; 5] = [
-    "connection",
-    "keep-alive",
-    "proxy-connection",
-    "transfer-encoding",
-    "upgrade",
-];
-
-/// Sent unless the caller set its own.
-const USER_AGENT: http::HeaderValue =
-    http::HeaderValue::from_static(concat!("a2a-client/", env!("CARGO_PKG_VERSION")));
-
 type SendRequest = h2::client::SendRequest<Bytes>;
 
 /// A made connection: its request handle, whether its task has ended, and the gate its
@@ -88,9 +74,8 @@ enum ConnectError {
     TimedOut,
 }
 
-/// Where to connect, and how.
+/// Where to connect, and how (over TLS when `tls` is set).
 struct Target {
-    scheme: Scheme,
     authority: Authority,
     host: String,
     port: u16,
@@ -109,7 +94,19 @@ struct Inner {
     current: Mutex<Option<Connecting>>,
 }
 
-/// A tonic transport over one lazily made HTTP/2 connection (see the module's doc).
+impl Target {
+    fn scheme(&self) -> Scheme {
+        if self.tls.is_some() {
+            Scheme::HTTPS
+        } else {
+            Scheme::HTTP
+        }
+    }
+}
+
+/// A tonic transport over one lazily made HTTP/2 connection (see the module's doc). The
+/// requests it is given carry no header HTTP/2 forbids (h2 refuses to send `Connection`,
+/// `Upgrade`, ...): `GrpcV1` leaves them out of the caller's headers once.
 #[derive(Clone)]
 pub(crate) struct H2Channel {
     inner: Arc<Inner>,
@@ -150,7 +147,6 @@ impl H2Channel {
             (false, _) => None,
         };
         let target = Target {
-            scheme: if https { Scheme::HTTPS } else { Scheme::HTTP },
             authority,
             host,
             port,
@@ -203,16 +199,9 @@ impl H2Channel {
 
     async fn call(self, req: Request<tonic::body::Body>) -> Result<Response<RecvBody>, Status> {
         let (mut parts, body) = req.into_parts();
-        for name in CONNECTION_HEADERS {
-            parts.headers.remove(name);
-        }
-        parts
-            .headers
-            .entry(http::header::USER_AGENT)
-            .or_insert(USER_AGENT);
         let message = body.collect().await?.to_bytes();
         let mut uri = std::mem::take(&mut parts.uri).into_parts();
-        uri.scheme = Some(self.inner.target.scheme.clone());
+        uri.scheme = Some(self.inner.target.scheme());
         uri.authority = Some(self.inner.target.authority.clone());
         parts.uri = Uri::from_parts(uri).map_err(|e| Status::internal(e.to_string()))?;
         let (mut sender, gate) = match Self::ready(self.connection().await?).await {
@@ -266,14 +255,8 @@ async fn connect(target: &Target) -> Result<Connected, ConnectError> {
             .await
             .map_err(ConnectError::Dns)?
             .collect();
-        let mut tcp = Err(std::io::Error::other("the host name has no address"));
-        for address in addresses {
-            tcp = TcpStream::connect(address).await;
-            if tcp.is_ok() {
-                break;
-            }
-        }
-        let tcp = tcp?;
+        // Each address in turn (tokio's), after a lookup of our own that names its failure.
+        let tcp = TcpStream::connect(&addresses[..]).await?;
         tcp.set_nodelay(true)?;
         let mut builder = h2::client::Builder::new();
         builder
@@ -289,13 +272,9 @@ async fn connect(target: &Target) -> Result<Connected, ConnectError> {
                 if io.get_ref().1.alpn_protocol() != Some(b"h2") {
                     return Err(ConnectError::NoHttp2);
                 }
-                let (sender, conn) = builder.handshake(io).await?;
-                Ok(spawn(sender, conn))
+                start(&builder, io).await
             }
-            None => {
-                let (sender, conn) = builder.handshake(tcp).await?;
-                Ok(spawn(sender, conn))
-            }
+            None => start(&builder, tcp).await,
         }
     };
     match target.connect_timeout {
@@ -306,15 +285,16 @@ async fn connect(target: &Target) -> Result<Connected, ConnectError> {
     }
 }
 
-/// Runs the connection's task, which marks the connection ended when it stops.
-fn spawn<T>(sender: SendRequest, conn: h2::client::Connection<T, Bytes>) -> Connected
+/// Speaks HTTP/2 on `io` and runs the connection's task, which marks the connection ended
+/// when it stops.
+async fn start<T>(builder: &h2::client::Builder, io: T) -> Result<Connected, ConnectError>
 where
     T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
+    let (sender, mut conn) = builder.handshake(io).await?;
     let ended = Arc::new(AtomicBool::new(false));
     let gate = Arc::new(Mutex::new(()));
     let (flag, task_gate) = (ended.clone(), gate.clone());
-    let mut conn = conn;
     tokio::spawn(async move {
         let run = std::future::poll_fn(|cx| {
             let _gate = task_gate.lock().unwrap_or_else(|e| e.into_inner());
@@ -327,11 +307,11 @@ where
         drop(conn);
         flag.store(true, Ordering::Release);
     });
-    Connected {
+    Ok(Connected {
         sender,
         ended,
         gate,
-    }
+    })
 }
 
 /// An h2 error as the status tonic's channel gave it: the connection failing or going away

@@ -37,7 +37,8 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 
 declare -A port pid
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-# The SQLite writer thread's CPU (its name is cut to 15 characters in /proc), 0 without one.
+# The SQLite writer thread's CPU (its name is cut to 15 characters in /proc); nothing
+# without one (the memory store).
 writer_ticks() {
   local t
   for t in /proc/"$1"/task/*; do
@@ -46,7 +47,6 @@ writer_ticks() {
       awk '{print $14 + $15}' "$t/stat"; return
     fi
   done
-  echo 0
 }
 tick_us=$(( 1000000 / $(getconf CLK_TCK) ))
 start() { # NAME BIN
@@ -75,29 +75,39 @@ declare -A wrk_rates bench_rates wrk_cpu bench_cpu wrk_writer bench_writer
 cpu_per_req() { # TICKS_BEFORE TICKS_AFTER REQUESTS
   python3 -c "print(round(($2 - $1) * $tick_us / max($3, 1), 1))"
 }
+measure_from() { # SIDE: the server's CPU (and its SQLite writer's) from now on
+  t0=$(cpu_ticks "${pid[$1]}"); w0=$(writer_ticks "${pid[$1]}")
+}
+record() { # TOOL SIDE LABEL RATE REQUESTS: one run's figures since measure_from
+  local t1 w1 cpu wcpu line
+  declare -n rates="$1_rates" cpus="$1_cpu" writers="$1_writer"
+  t1=$(cpu_ticks "${pid[$2]}"); w1=$(writer_ticks "${pid[$2]}")
+  cpu=$(cpu_per_req "$t0" "$t1" "$5")
+  rates[$2]+="$4 "; cpus[$2]+="$cpu "
+  line="round $r $2 $3: $4 req/s, server CPU $cpu us/req"
+  if [ -n "$w1" ]; then
+    wcpu=$(cpu_per_req "$w0" "$w1" "$5")
+    writers[$2]+="$wcpu "
+    line+=", SQLite writer $wcpu us/req"
+  fi
+  echo "$line"
+}
 for r in $(seq "$rounds"); do
   for side in A B; do
     url="http://127.0.0.1:${port[$side]}/"
     if [ "${BINDING:-jsonrpc}" = jsonrpc ] && command -v wrk >/dev/null; then
-      t0=$(cpu_ticks "${pid[$side]}"); w0=$(writer_ticks "${pid[$side]}")
+      measure_from "$side"
       out=$(AUTH="${AUTH:-}" wrk -t1 -c"$wrk_conc" -d"${secs}s" -s scripts/wrk-send.lua "$url")
-      t1=$(cpu_ticks "${pid[$side]}"); w1=$(writer_ticks "${pid[$side]}")
-      rate=$(echo "$out" | awk '/Requests\/sec/{print $2}')
-      n=$(echo "$out" | awk '/requests in/{print $1}')
-      cpu=$(cpu_per_req "$t0" "$t1" "$n"); wcpu=$(cpu_per_req "$w0" "$w1" "$n")
-      wrk_rates[$side]+="$rate "; wrk_cpu[$side]+="$cpu "; wrk_writer[$side]+="$wcpu "
-      echo "round $r $side wrk -c$wrk_conc: $rate req/s, server CPU $cpu us/req$([ "$w1" = 0 ] || echo ", SQLite writer $wcpu")"
+      record wrk "$side" "wrk -c$wrk_conc" "$(echo "$out" | awk '/Requests\/sec/{print $2}')" \
+        "$(echo "$out" | awk '/requests in/{print $1}')"
     fi
-    t0=$(cpu_ticks "${pid[$side]}"); w0=$(writer_ticks "${pid[$side]}")
+    measure_from "$side"
     json=$("$b_bin" bench "$url" -c "$bench_conc" -d "$secs" --warmup 0 --json \
       --message-id-prefix tck-complete-task ${AUTH:+--token "$AUTH"} \
       --binding "${BINDING:-jsonrpc}" ${TEXT:+--text "$TEXT"})
-    t1=$(cpu_ticks "${pid[$side]}"); w1=$(writer_ticks "${pid[$side]}")
-    rate=$(echo "$json" | python3 -c 'import json,sys; print(round(json.load(sys.stdin)["requests_per_second"]))')
-    n=$(echo "$json" | python3 -c 'import json,sys; print(json.load(sys.stdin)["ok"])')
-    cpu=$(cpu_per_req "$t0" "$t1" "$n"); wcpu=$(cpu_per_req "$w0" "$w1" "$n")
-    bench_rates[$side]+="$rate "; bench_cpu[$side]+="$cpu "; bench_writer[$side]+="$wcpu "
-    echo "round $r $side a2a bench ${BINDING:-jsonrpc} -c$bench_conc: $rate req/s, server CPU $cpu us/req$([ "$w1" = 0 ] || echo ", SQLite writer $wcpu")"
+    record bench "$side" "a2a bench ${BINDING:-jsonrpc} -c$bench_conc" \
+      "$(echo "$json" | python3 -c 'import json,sys; print(round(json.load(sys.stdin)["requests_per_second"]))')" \
+      "$(echo "$json" | python3 -c 'import json,sys; print(json.load(sys.stdin)["ok"])')"
   done
 done
 median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
@@ -106,10 +116,10 @@ for tool in wrk bench; do
   [ -n "${rates[A]:-}" ] || continue
   a=$(echo "${rates[A]}" | median); b=$(echo "${rates[B]}" | median)
   ca=$(echo "${cpus[A]}" | median); cb=$(echo "${cpus[B]}" | median)
-  wa=$(echo "${writers[A]}" | median); wb=$(echo "${writers[B]}" | median)
   writer=""
-  if [ "$wa" != 0 ] && [ "$wb" != 0 ]; then
-    writer="; SQLite writer A $wa, B $wb us/req; B/A $(python3 -c "print(f'{$wb/$wa:.3f}')")"
+  if [ -n "${writers[A]:-}" ] && [ -n "${writers[B]:-}" ]; then
+    wa=$(echo "${writers[A]}" | median); wb=$(echo "${writers[B]}" | median)
+    writer="; SQLite writer A $wa, B $wb us/req; B/A $(python3 -c "print(f'{$wb/max($wa, 0.1):.3f}')")"
   fi
   echo "median $tool ($store): A $a, B $b req/s; B/A $(python3 -c "print(f'{$b/$a:.3f}')"); server CPU A $ca, B $cb us/req; B/A $(python3 -c "print(f'{$cb/$ca:.3f}')")$writer"
 done

@@ -371,6 +371,11 @@ impl TaskStore for SqlTaskStore {
         expected_seq: u64,
         events: Vec<TaskEvent>,
     ) -> Result<Vec<Arc<TaskEventRecord>>, StoreError> {
+        let events = events
+            .into_iter()
+            .map(|e| Ok((codec::encode(&e)?, e)))
+            .collect::<serde_json::Result<_>>()
+            .map_err(StoreError::Serialization)?;
         self.writers
             .append(writer::Append {
                 agent: self.agent.clone(),

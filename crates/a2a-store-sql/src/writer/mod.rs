@@ -21,6 +21,7 @@
 //! that wrote the task last, needs no read; the update's sequence check in the database
 //! stays the authority, so another replica's write is still caught.
 
+mod checkpoint;
 mod postgres;
 mod sqlite;
 
@@ -34,7 +35,7 @@ use a2a_runtime::store::{StoreError, TaskEvent, TaskEventRecord, sort_millis, st
 use a2a_types::TaskState;
 use tokio::sync::{mpsc, oneshot};
 
-use crate::{codec, now_ms};
+use crate::now_ms;
 
 /// Most appends applied in one batch.
 const MAX_BATCH: usize = 256;
@@ -82,7 +83,9 @@ pub(crate) struct Append {
     pub(crate) agent: Arc<str>,
     pub(crate) task_id: String,
     pub(crate) expected_seq: u64,
-    pub(crate) events: Vec<TaskEvent>,
+    /// Each event with its stored form, encoded by the caller: on the caller's thread, in
+    /// parallel, not on the writer's, which every append waits for.
+    pub(crate) events: Vec<(String, TaskEvent)>,
     /// When it was queued (it waits at most [`OUTAGE_WAIT`] for a broken connection).
     pub(crate) queued: Instant,
 }
@@ -206,6 +209,10 @@ pub(crate) trait WriteConn: Send + 'static {
 
     /// Replaces the connection with a new one (the old one broke).
     fn reconnect(&mut self) -> impl Future<Output = Result<(), DbError>> + Send;
+
+    /// Runs between two batches, once the callers of the first are answered: upkeep that
+    /// should delay no caller's answer.
+    fn after_batch(&mut self) {}
 }
 
 /// One round of a batch, checked and encoded, for [`WriteConn::write`].
@@ -263,7 +270,7 @@ struct Job {
     index: usize,
     key: Key,
     expected: u64,
-    events: Vec<TaskEvent>,
+    events: Vec<(String, TaskEvent)>,
 }
 
 /// An append checked and encoded, waiting for its statements.
@@ -301,6 +308,9 @@ impl<C: WriteConn> Writer<C> {
             let answers = self.apply_batch(jobs).await;
             for (reply, answer) in replies.into_iter().zip(answers) {
                 let _ = reply.send(answer);
+            }
+            if !self.broken {
+                self.conn.after_batch();
             }
         }
     }
@@ -476,7 +486,7 @@ impl<C: WriteConn> Writer<C> {
         Ok(())
     }
 
-    /// Checks one append against what is known of its task and encodes its events.
+    /// Checks one append against what is known of its task.
     fn plan(&self, job: Job) -> Result<Planned, StoreError> {
         let Job {
             index,
@@ -486,9 +496,11 @@ impl<C: WriteConn> Writer<C> {
         } = job;
         let mut principal = None;
         let (mut state, context_id) = if expected == 0 {
-            principal = a2a_runtime::store::owner_in(events.iter()).cloned();
+            principal = a2a_runtime::store::owner_in(events.iter().map(|(_, e)| e)).cloned();
             match events.first() {
-                Some(TaskEvent::Created(t)) => (TaskState::Unspecified, Some(t.context_id.clone())),
+                Some((_, TaskEvent::Created(t))) => {
+                    (TaskState::Unspecified, Some(t.context_id.clone()))
+                }
                 _ => return Err(StoreError::NotCreated(key.1)),
             }
         } else {
@@ -507,13 +519,12 @@ impl<C: WriteConn> Writer<C> {
         let mut rows = Vec::with_capacity(events.len());
         let mut seq = expected;
         let mut status_ms = None;
-        for event in events {
+        for (json, event) in events {
             if let Some((new_state, at)) = status_set_by(&event) {
                 state = new_state;
                 status_ms = Some(sort_millis(at));
             }
             seq += 1;
-            let json = codec::encode(&event).map_err(StoreError::Serialization)?;
             rows.push((json, TaskEventRecord::new(seq, state, event)));
         }
         Ok(Planned {

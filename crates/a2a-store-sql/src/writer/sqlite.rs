@@ -6,6 +6,15 @@
 //! Here the writer task itself runs on the connection's thread (a small single-threaded
 //! runtime), so a whole batch — `BEGIN IMMEDIATE`, its statements, `COMMIT` — runs without
 //! leaving it. Reads stay on sqlx's pool, in parallel (WAL).
+//!
+//! Checkpoints (copying the WAL's pages into the database file, then syncing both) run on a
+//! thread of their own, not the writer's: done by the writer, as SQLite does by default, they
+//! were a fifth of its time, and the writer is the store's bottleneck. But SQLite starts the
+//! log over only when a checkpoint has copied every frame *and* the writer then begins a
+//! transaction; a checkpointer beside a writer that commits every few hundred microseconds
+//! never quite catches up, and the log would grow without end. So the thread copies the bulk,
+//! and the writer, between two batches, finishes what is left (the frames of the last pass or
+//! two), after which its next commit starts the log over. See `checkpoint.rs`.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -13,6 +22,7 @@ use std::sync::Arc;
 use rusqlite::{Connection, TransactionBehavior, params};
 use tokio::sync::mpsc;
 
+use super::checkpoint::Checkpointer;
 use super::{Append, DbError, Key, NewWriter, Position, Reply, Round, WriteConn};
 use crate::{seq_of, state_of};
 
@@ -40,7 +50,11 @@ pub(super) fn start(
     writer: NewWriter,
     rx: mpsc::Receiver<(Append, Reply)>,
 ) -> Result<(), DbError> {
-    let conn = Conn::open(path)?;
+    let conn = Conn {
+        conn: Conn::open(path)?,
+        path: path.to_owned(),
+        checkpoints: Checkpointer::start(path)?,
+    };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()?;
@@ -50,14 +64,20 @@ pub(super) fn start(
     Ok(())
 }
 
-/// The writer's connection, and the file it opens.
-struct Conn(Connection, String);
+/// The writer's connection, the file it opens, and the thread that checkpoints the file.
+struct Conn {
+    conn: Connection,
+    path: String,
+    checkpoints: Checkpointer,
+}
 
 impl Conn {
-    fn open(path: &str) -> rusqlite::Result<Self> {
+    fn open(path: &str) -> rusqlite::Result<Connection> {
         let conn = Connection::open(path)?;
         conn.execute_batch(crate::SQLITE_PRAGMAS)?;
-        Ok(Self(conn, path.to_owned()))
+        // The checkpointer does it, with the writer's help (`after_batch`).
+        conn.execute_batch("PRAGMA wal_autocheckpoint=0;")?;
+        Ok(conn)
     }
 }
 
@@ -65,7 +85,7 @@ impl WriteConn for Conn {
     async fn positions(&mut self, keys: &[&Key]) -> Result<Vec<(Key, Position)>, DbError> {
         let keys: Vec<(&str, &str)> = keys.iter().map(|k| (&*k.0, k.1.as_str())).collect();
         let keys = super::json(&keys);
-        let mut stmt = self.0.prepare_cached(POSITIONS)?;
+        let mut stmt = self.conn.prepare_cached(POSITIONS)?;
         let rows = stmt.query_map([keys], |r| {
             let key = (Arc::from(r.get::<_, String>(0)?), r.get::<_, String>(1)?);
             let position = Position {
@@ -79,7 +99,7 @@ impl WriteConn for Conn {
 
     async fn write(&mut self, round: &Round<'_>) -> Result<HashSet<Key>, DbError> {
         let tx = self
-            .0
+            .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
         let mut written = Vec::with_capacity(round.creates.len() + round.updates.len());
         if !round.creates.is_empty() {
@@ -119,6 +139,7 @@ impl WriteConn for Conn {
                 }
             }
         }
+        let mut bytes = 0;
         if !written.is_empty() {
             let mut insert = tx.prepare_cached(EVENTS)?;
             for p in &written {
@@ -131,16 +152,18 @@ impl WriteConn for Conn {
                         event.as_str()
                     ];
                     insert.execute(row)?;
+                    bytes += event.len();
                 }
             }
         }
         // Dropped without commit (an error above), the transaction rolls back.
         tx.commit()?;
+        self.checkpoints.committed(bytes);
         Ok(written.into_iter().map(|p| p.key.clone()).collect())
     }
 
     async fn seq(&mut self, key: &Key) -> Result<Option<u64>, DbError> {
-        let mut stmt = self.0.prepare_cached(SEQ)?;
+        let mut stmt = self.conn.prepare_cached(SEQ)?;
         let mut rows = stmt.query(params![&*key.0, key.1.as_str()])?;
         Ok(match rows.next()? {
             Some(r) => Some(seq_of(r.get(0)?)),
@@ -149,7 +172,11 @@ impl WriteConn for Conn {
     }
 
     async fn reconnect(&mut self) -> Result<(), DbError> {
-        *self = Self::open(&self.1)?;
+        self.conn = Self::open(&self.path)?;
         Ok(())
+    }
+
+    fn after_batch(&mut self) {
+        self.checkpoints.between_batches(&self.conn);
     }
 }

@@ -1,0 +1,244 @@
+//! WAL checkpoints for the SQLite writer, on a thread of their own.
+//!
+//! A checkpoint copies the pages of the write-ahead log into the database file and syncs
+//! both. SQLite's default has the connection that commits do it, every 1 000 frames or so:
+//! for the store's single writer, that was a fifth of its time, mostly `fsync`, while the
+//! callers of the next batch waited. Here the writer's connection never checkpoints by itself
+//! (`wal_autocheckpoint=0`), and a second connection on a thread of its own does the work.
+//!
+//! SQLite starts the log over only when a checkpoint has copied every frame and the writer
+//! then begins a transaction. A checkpointer beside a writer that commits every few hundred
+//! microseconds never quite catches up, and the log would grow without end. So a round goes:
+//! 1. after about [`FRAMES_PER_ROUND`] frames the writer wakes the checkpointer (or, if
+//!    anything was committed, after [`IDLE_ROUND`]);
+//! 2. the checkpointer copies in passes (`PRAGMA wal_checkpoint(PASSIVE)`, which waits for
+//!    no one) until a pass finds few new frames;
+//! 3. after its next batch, the writer checkpoints what is left (the frames committed during
+//!    the last pass: a small copy, a small `fsync`), so that its next commit starts the log
+//!    over; after each batch until it has, as a reader may still hold a snapshot in the log
+//!    (SQLite's own checkpoints try again after every commit in the same way).
+//!
+//! If the checkpointer falls behind or fails, the writer does the same by itself every
+//! [`WRITER_FALLBACK`] frames: the log stays bounded either way.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::Thread;
+use std::time::Duration;
+
+use rusqlite::Connection;
+
+use super::DbError;
+
+/// Frames written to the log (as estimated) between two rounds: about 4 MiB, SQLite's own
+/// interval between checkpoints.
+const FRAMES_PER_ROUND: u64 = 1024;
+
+/// The frames a commit writes besides its events' pages: about one per B-tree it touches
+/// (the task table and its indexes, the event table), measured at 14 a commit of five sends.
+const FRAMES_PER_COMMIT: u64 = 8;
+
+/// SQLite's page size (the default), which is the size of a frame's page.
+const PAGE: usize = 4096;
+
+/// Longest the checkpointer sleeps while anything was committed: with fewer writes than
+/// [`FRAMES_PER_ROUND`] a second, the log is still copied and synced (under `synchronous =
+/// NORMAL`, that is when commits become durable against a power cut).
+const IDLE_ROUND: Duration = Duration::from_secs(1);
+
+/// A pass that had at most this many frames to copy has nearly caught up.
+const NEARLY_CAUGHT_UP: i64 = 64;
+
+/// Most passes in one round.
+const MAX_PASSES: u32 = 4;
+
+/// Frames (as estimated) after which the writer finishes a round by itself, whether or not
+/// the checkpointer began one.
+const WRITER_FALLBACK: u64 = 8 * FRAMES_PER_ROUND;
+
+/// What the writer and the checkpointer share.
+#[derive(Debug, Default)]
+struct Shared {
+    /// Something was committed since the checkpointer's last round.
+    dirty: AtomicBool,
+    /// The checkpointer's round is over: the writer finishes it.
+    finish: AtomicBool,
+    /// The writer is gone: the checkpointer stops.
+    closed: AtomicBool,
+}
+
+/// The writer's side of its checkpointer.
+pub(super) struct Checkpointer {
+    shared: Arc<Shared>,
+    thread: Thread,
+    /// Frames written to the log since the checkpointer was last woken, as estimated.
+    since_wake: u64,
+    /// The writer checkpoints after each batch until the log is wholly copied.
+    finishing: bool,
+    /// The size of the log (frames) when the writer last found it wholly copied: a smaller one
+    /// after that means the log started over.
+    copied_all_of: Option<i64>,
+    /// Frames written since the log last started over, as estimated.
+    since_finish: u64,
+}
+
+impl Checkpointer {
+    /// Opens the checkpointer's connection to the database file at `path` and starts its
+    /// thread.
+    pub(super) fn start(path: &str) -> Result<Self, DbError> {
+        let conn = Connection::open(path)?;
+        conn.execute_batch(crate::SQLITE_PRAGMAS)?;
+        let shared = Arc::new(Shared::default());
+        let thread = std::thread::Builder::new()
+            .name("a2a-sqlite-checkpointer".into())
+            .spawn({
+                let shared = shared.clone();
+                move || run(&conn, &shared)
+            })?
+            .thread()
+            .clone();
+        Ok(Self {
+            shared,
+            thread,
+            since_wake: 0,
+            finishing: false,
+            copied_all_of: None,
+            since_finish: 0,
+        })
+    }
+
+    /// The writer committed a transaction that wrote `bytes` of events.
+    pub(super) fn committed(&mut self, bytes: usize) {
+        let frames = FRAMES_PER_COMMIT + (bytes / PAGE) as u64;
+        self.since_wake += frames;
+        self.since_finish += frames;
+        self.shared.dirty.store(true, Ordering::Relaxed);
+    }
+
+    /// The writer's turn, between two batches, on its connection `conn`: finishes the
+    /// checkpointer's round, and wakes it for the next one.
+    pub(super) fn between_batches(&mut self, conn: &Connection) {
+        if self.shared.finish.swap(false, Ordering::Acquire) || self.since_finish >= WRITER_FALLBACK
+        {
+            self.finishing = true;
+        }
+        if self.finishing {
+            match passive(conn) {
+                // The log was wholly copied after the last batch, and the writer's commit
+                // since started it over (a batch writes at least one frame, so a log no
+                // longer than before is a new one): done.
+                Ok(pass) if self.copied_all_of.is_some_and(|before| pass.log <= before) => {
+                    self.finishing = false;
+                    self.copied_all_of = None;
+                    self.since_finish = 0;
+                }
+                // Wholly copied: the next commit starts the log over, unless a reader still
+                // holds a snapshot in the log then; the next turn checks.
+                Ok(pass) if pass.complete() => {
+                    self.copied_all_of = Some(pass.log);
+                }
+                // A reader holds an older snapshot, or the checkpointer is in a pass: tried
+                // again after the next batch (as SQLite's own checkpoints are, after every
+                // commit while the log is long).
+                Ok(_) => self.copied_all_of = None,
+                // Given up until the next round, so as to say it once a round.
+                Err(e) => {
+                    tracing::warn!(error = %e, "the task store's WAL checkpoint failed");
+                    self.finishing = false;
+                    self.copied_all_of = None;
+                    self.since_finish = 0;
+                }
+            }
+        }
+        if self.since_wake >= FRAMES_PER_ROUND {
+            self.since_wake = 0;
+            self.thread.unpark();
+        }
+    }
+}
+
+impl Drop for Checkpointer {
+    fn drop(&mut self) {
+        self.shared.closed.store(true, Ordering::Release);
+        self.thread.unpark();
+    }
+}
+
+/// The checkpointer's thread: a round whenever it is woken, or a second went by, with
+/// anything committed.
+fn run(conn: &Connection, shared: &Shared) {
+    let mut failures = 0u64;
+    loop {
+        std::thread::park_timeout(IDLE_ROUND);
+        if shared.closed.load(Ordering::Acquire) {
+            return;
+        }
+        if !shared.dirty.swap(false, Ordering::Relaxed) {
+            continue;
+        }
+        match round(conn) {
+            Ok(()) => shared.finish.store(true, Ordering::Release),
+            Err(e) => {
+                // The first failure, then one line in a hundred: the writer falls back to
+                // checkpointing by itself meanwhile.
+                if failures.is_multiple_of(100) {
+                    tracing::warn!(error = %e, failures, "the task store's WAL checkpointer failed");
+                }
+                failures += 1;
+            }
+        }
+    }
+}
+
+/// Passes until one had few frames to copy.
+fn round(conn: &Connection) -> rusqlite::Result<()> {
+    let mut copied_to = None;
+    for _ in 0..MAX_PASSES {
+        let pass = passive(conn)?;
+        if pass.log < 0 {
+            // Not a WAL database: nothing to checkpoint.
+            return Ok(());
+        }
+        if let Some(before) = copied_to {
+            // A smaller log than was copied before: the writer started it over meanwhile.
+            let to_copy = if pass.log >= before {
+                pass.log - before
+            } else {
+                pass.log
+            };
+            if to_copy <= NEARLY_CAUGHT_UP {
+                break;
+            }
+        }
+        copied_to = Some(pass.copied);
+    }
+    Ok(())
+}
+
+/// What one `PRAGMA wal_checkpoint` did.
+#[derive(Debug, Clone, Copy)]
+struct Pass {
+    /// Another checkpoint was running, or a lock was held.
+    busy: bool,
+    /// Frames in the log (-1 if the database is not in WAL mode).
+    log: i64,
+    /// Frames copied into the database, this pass and before.
+    copied: i64,
+}
+
+impl Pass {
+    /// Every frame of the log is in the database file.
+    fn complete(self) -> bool {
+        !self.busy && self.log == self.copied
+    }
+}
+
+fn passive(conn: &Connection) -> rusqlite::Result<Pass> {
+    conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| {
+        Ok(Pass {
+            busy: r.get::<_, i64>(0)? != 0,
+            log: r.get(1)?,
+            copied: r.get(2)?,
+        })
+    })
+}

@@ -19,6 +19,10 @@ use sqlx::Row;
 use crate::{SqlTaskStore, backend, now_ms, seq_of};
 use a2a_runtime::store::StoreError;
 
+/// How long, and how far apart, a checkpoint that found another one running is tried again.
+const CHECKPOINT_TRYING: Duration = Duration::from_secs(1);
+const CHECKPOINT_RETRY: Duration = Duration::from_millis(10);
+
 /// How often a process beats and how long silence means it stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -139,18 +143,30 @@ impl SqlTaskStore {
     /// file and empties the log (`PRAGMA wal_checkpoint(TRUNCATE)`), so that the file alone
     /// holds every task: a clean shutdown calls it last, and a user who copies `a2a.db`
     /// afterwards copies everything. `Ok(false)` when a reader kept the log from being
-    /// emptied. Nothing to do on PostgreSQL.
+    /// emptied (SQLite waits for readers up to its busy timeout). Nothing to do on PostgreSQL.
     pub async fn checkpoint(&self) -> Result<bool, StoreError> {
         if self.dialect != crate::Dialect::Sqlite {
             return Ok(true);
         }
-        let row = sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
-            .fetch_one(&self.pool)
-            .await
-            .map_err(backend)?;
-        // (busy, frames in the log, frames checkpointed): busy 0 means it completed.
-        let busy: i64 = row.try_get(0).map_err(backend)?;
-        Ok(busy == 0)
+        // The store's checkpointer may be in a pass (a second checkpoint is refused at once,
+        // whatever the busy timeout); it ends within milliseconds. (A reader in the way is
+        // waited for by SQLite itself, up to the busy timeout.)
+        let deadline = std::time::Instant::now() + CHECKPOINT_TRYING;
+        loop {
+            let row = sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
+                .fetch_one(&self.pool)
+                .await
+                .map_err(backend)?;
+            // (busy, frames in the log, frames checkpointed): busy 0 means it completed.
+            let busy: i64 = row.try_get(0).map_err(backend)?;
+            if busy == 0 {
+                return Ok(true);
+            }
+            if std::time::Instant::now() >= deadline {
+                return Ok(false);
+            }
+            tokio::time::sleep(CHECKPOINT_RETRY).await;
+        }
     }
 
     /// SUBMITTED or WORKING tasks, of every agent, whose owner has been silent for

@@ -6,10 +6,6 @@
 //! included, from copying past it, and so the log from starting over, for as long as it
 //! holds it (see docs/benchmarks.md).
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::Duration;
-
 use a2a_runtime::store::{TaskEvent, TaskStore};
 use a2a_store_sql::SqlTaskStore;
 use a2a_types::{Artifact, Part, Task, TaskArtifactUpdateEvent, TaskState};
@@ -18,8 +14,10 @@ const WRITERS: usize = 16;
 const APPENDS_PER_WRITER: usize = 1000;
 /// Each append carries this much text: 16 × 1 000 × 8 KiB is 125 MiB of events.
 const TEXT: usize = 8 * 1024;
-/// The log's bound asserted: a quarter of what goes through it (it measured 7 to 10 MiB).
-const WAL_BOUND: u64 = 32 * 1024 * 1024;
+/// The log's bound asserted, well below the 125 MiB that go through it: it measured 7 to
+/// 10 MiB, and the writer's own fallback (should the checkpointer starve on a busy machine)
+/// comes at about 34 MiB.
+const WAL_BOUND: u64 = 48 * 1024 * 1024;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wal_starts_over_under_sustained_writes() {
@@ -27,20 +25,6 @@ async fn wal_starts_over_under_sustained_writes() {
     let wal = format!("{}-wal", url.trim_start_matches("sqlite:"));
     let db = SqlTaskStore::connect(&url).await.expect("open");
     let store = db.scoped("agent");
-    let stop = Arc::new(AtomicBool::new(false));
-
-    // The log's largest size, sampled every few milliseconds until the writes end.
-    let largest = Arc::new(AtomicU64::new(0));
-    let sampler = {
-        let (largest, stop, wal) = (largest.clone(), stop.clone(), wal.clone());
-        tokio::spawn(async move {
-            while !stop.load(Ordering::Relaxed) {
-                let size = std::fs::metadata(&wal).map_or(0, |m| m.len());
-                largest.fetch_max(size, Ordering::Relaxed);
-                tokio::time::sleep(Duration::from_millis(5)).await;
-            }
-        })
-    };
     let text = "x".repeat(TEXT);
     let writers: Vec<_> = (0..WRITERS)
         .map(|w| {
@@ -69,16 +53,18 @@ async fn wal_starts_over_under_sustained_writes() {
     for w in writers {
         w.await.expect("every append succeeded");
     }
-    stop.store(true, Ordering::Relaxed);
-    sampler.await.unwrap();
 
     let written = (WRITERS * APPENDS_PER_WRITER * TEXT) as u64;
-    let largest = largest.load(Ordering::Relaxed);
+    // The file is never made shorter (the log starts over at its beginning), so its size is
+    // the most the log ever held.
+    let largest = std::fs::metadata(&wal).expect("the log").len();
     assert!(
         largest < WAL_BOUND,
         "the log reached {largest} bytes with {written} bytes of events written through it"
     );
-    // Everything went through the log into the database file.
+    // Everything went through the log into the database file, which the shutdown checkpoint
+    // empties the log into (trying again while the checkpointer is in a pass).
+    assert!(db.checkpoint().await.expect("checkpoint"), "log emptied");
     let db_file = std::fs::metadata(url.trim_start_matches("sqlite:"))
         .unwrap()
         .len();

@@ -15,11 +15,13 @@
 //!    no one) until a pass finds few new frames;
 //! 3. after its next batch, the writer checkpoints what is left (the frames committed during
 //!    the last pass: a small copy, a small `fsync`), so that its next commit starts the log
-//!    over; after each batch until it has, as a reader may still hold a snapshot in the log
-//!    (SQLite's own checkpoints try again after every commit in the same way).
+//!    over. A reader may still hold a snapshot in the log, which stops both; so the writer
+//!    tries again after each batch until it sees the log started over (as SQLite's own
+//!    checkpoints try again after every commit).
 //!
-//! If the checkpointer falls behind or fails, the writer does the same by itself every
-//! [`WRITER_FALLBACK`] frames: the log stays bounded either way.
+//! If the checkpointer falls behind or fails at run time, the writer does the same by itself
+//! every [`WRITER_FALLBACK`] frames: the log stays bounded either way. (If its connection
+//! cannot be opened, the store does not open.)
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -34,8 +36,10 @@ use super::DbError;
 /// interval between checkpoints.
 const FRAMES_PER_ROUND: u64 = 1024;
 
-/// The frames a commit writes besides its events' pages: about one per B-tree it touches
-/// (the task table and its indexes, the event table), measured at 14 a commit of five sends.
+/// The frames a commit writes besides its events' pages: at least one per B-tree it touches
+/// (the task table and its indexes, the event table). A low estimate: 14 were measured for a
+/// commit of five sends, so a round is about 1 800 frames under that load (rounds of 4 096
+/// estimated frames measured the same).
 const FRAMES_PER_COMMIT: u64 = 8;
 
 /// SQLite's page size (the default), which is the size of a frame's page.
@@ -73,11 +77,13 @@ pub(super) struct Checkpointer {
     thread: Thread,
     /// Frames written to the log since the checkpointer was last woken, as estimated.
     since_wake: u64,
-    /// The writer checkpoints after each batch until the log is wholly copied.
+    /// The writer checkpoints after each batch until it sees the log started over.
     finishing: bool,
-    /// The size of the log (frames) when the writer last found it wholly copied: a smaller one
-    /// after that means the log started over.
+    /// The size of the log (frames) when the writer last found it wholly copied: one no
+    /// larger after a commit means the log started over.
     copied_all_of: Option<i64>,
+    /// The writer committed since its last turn between batches.
+    committed_since_turn: bool,
     /// Frames written since the log last started over, as estimated.
     since_finish: u64,
 }
@@ -103,12 +109,14 @@ impl Checkpointer {
             since_wake: 0,
             finishing: false,
             copied_all_of: None,
+            committed_since_turn: false,
             since_finish: 0,
         })
     }
 
     /// The writer committed a transaction that wrote `bytes` of events.
     pub(super) fn committed(&mut self, bytes: usize) {
+        self.committed_since_turn = true;
         let frames = FRAMES_PER_COMMIT + (bytes / PAGE) as u64;
         self.since_wake += frames;
         self.since_finish += frames;
@@ -122,12 +130,22 @@ impl Checkpointer {
         {
             self.finishing = true;
         }
+        let committed = std::mem::take(&mut self.committed_since_turn);
         if self.finishing {
             match passive(conn) {
-                // The log was wholly copied after the last batch, and the writer's commit
-                // since started it over (a batch writes at least one frame, so a log no
-                // longer than before is a new one): done.
-                Ok(pass) if self.copied_all_of.is_some_and(|before| pass.log <= before) => {
+                // Another checkpoint holds the lock (the checkpointer, or a pooled connection
+                // that committed): it said nothing of the log. Tried again after the next
+                // batch.
+                Ok(pass) if pass.busy => {}
+                // Not a WAL database (SQLite could not switch it): nothing to finish.
+                Ok(pass) if pass.log < 0 => self.finishing = false,
+                // The log was wholly copied after the last batch, and the writer committed
+                // since: a log no longer than before is a new one, done. (If that commit
+                // wrote more frames than the whole log held, the new log goes unnoticed, and
+                // the writer goes on checkpointing after each batch until a smaller one.)
+                Ok(pass)
+                    if committed && self.copied_all_of.is_some_and(|before| pass.log <= before) =>
+                {
                     self.finishing = false;
                     self.copied_all_of = None;
                     self.since_finish = 0;
@@ -137,9 +155,7 @@ impl Checkpointer {
                 Ok(pass) if pass.complete() => {
                     self.copied_all_of = Some(pass.log);
                 }
-                // A reader holds an older snapshot, or the checkpointer is in a pass: tried
-                // again after the next batch (as SQLite's own checkpoints are, after every
-                // commit while the log is long).
+                // A reader holds an older snapshot: tried again after the next batch.
                 Ok(_) => self.copied_all_of = None,
                 // Given up until the next round, so as to say it once a round.
                 Err(e) => {
@@ -195,6 +211,10 @@ fn round(conn: &Connection) -> rusqlite::Result<()> {
     let mut copied_to = None;
     for _ in 0..MAX_PASSES {
         let pass = passive(conn)?;
+        if pass.busy {
+            // Another checkpoint is running (the writer's turn, or a pooled connection's).
+            return Ok(());
+        }
         if pass.log < 0 {
             // Not a WAL database: nothing to checkpoint.
             return Ok(());
@@ -218,9 +238,10 @@ fn round(conn: &Connection) -> rusqlite::Result<()> {
 /// What one `PRAGMA wal_checkpoint` did.
 #[derive(Debug, Clone, Copy)]
 struct Pass {
-    /// Another checkpoint was running, or a lock was held.
+    /// Another checkpoint was running (then `log` and `copied` are -1). Readers do not make
+    /// a passive checkpoint busy; they stop it short of the frames they may still read.
     busy: bool,
-    /// Frames in the log (-1 if the database is not in WAL mode).
+    /// Frames in the log (-1 if the database is not in WAL mode, or busy).
     log: i64,
     /// Frames copied into the database, this pass and before.
     copied: i64,
@@ -234,7 +255,8 @@ impl Pass {
 }
 
 fn passive(conn: &Connection) -> rusqlite::Result<Pass> {
-    conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| {
+    let mut stmt = conn.prepare_cached("PRAGMA wal_checkpoint(PASSIVE)")?;
+    stmt.query_row([], |r| {
         Ok(Pass {
             busy: r.get::<_, i64>(0)? != 0,
             log: r.get(1)?,

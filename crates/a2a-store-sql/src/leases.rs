@@ -120,9 +120,14 @@ impl SqlTaskStore {
         )
         .bind(&*self.instance)
         .bind(now_ms() - millis(expiry))
-        .fetch_one(&self.pool)
+        // `fetch_all`, as every query here (see the crate's documentation): `fetch_one` may
+        // leave the connection's read transaction open, holding the WAL.
+        .fetch_all(&self.pool)
         .await
-        .and_then(|row| row.try_get::<i64, _>(0));
+        .and_then(|rows| match rows.first() {
+            Some(row) => row.try_get::<i64, _>(0),
+            None => Ok(1),
+        });
         let peers = others.map_or(true, |n| n > 0);
         self.peers
             .store(peers, std::sync::atomic::Ordering::Relaxed);
@@ -153,12 +158,15 @@ impl SqlTaskStore {
         // waited for by SQLite itself, up to the busy timeout.)
         let deadline = std::time::Instant::now() + CHECKPOINT_TRYING;
         loop {
-            let row = sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
-                .fetch_one(&self.pool)
+            let rows = sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
+                .fetch_all(&self.pool)
                 .await
                 .map_err(backend)?;
             // (busy, frames in the log, frames checkpointed): busy 0 means it completed.
-            let busy: i64 = row.try_get(0).map_err(backend)?;
+            let busy: i64 = match rows.first() {
+                Some(row) => row.try_get(0).map_err(backend)?,
+                None => 1,
+            };
             if busy == 0 {
                 return Ok(true);
             }

@@ -204,15 +204,15 @@ impl H2Channel {
         uri.scheme = Some(self.inner.target.scheme());
         uri.authority = Some(self.inner.target.authority.clone());
         parts.uri = Uri::from_parts(uri).map_err(|e| Status::internal(e.to_string()))?;
+        let failed = |e| transport(e, tonic::Code::Unknown);
         let (mut sender, gate) = match Self::ready(self.connection().await?).await {
             Ok(ready) => ready,
             // The connection ended before this call could use it (say the server closed it
             // when idle, or sent GOAWAY): nothing was sent, so one new connection is tried.
             Err(_) => Self::ready(self.connection().await?)
                 .await
-                .map_err(|e| transport(e, tonic::Code::Unknown))?,
+                .map_err(failed)?,
         };
-        let failed = |e| transport(e, tonic::Code::Unknown);
         let response = {
             let _gate = gate.lock().unwrap_or_else(|e| e.into_inner());
             let (response, mut stream) = sender

@@ -77,15 +77,25 @@ pub(super) struct Checkpointer {
     thread: Thread,
     /// Frames written to the log since the checkpointer was last woken, as estimated.
     since_wake: u64,
-    /// The writer checkpoints after each batch until it sees the log started over.
-    finishing: bool,
-    /// The size of the log (frames) when the writer last found it wholly copied: one no
-    /// larger after a commit means the log started over.
-    copied_all_of: Option<i64>,
-    /// The writer committed since its last turn between batches.
-    committed_since_turn: bool,
+    /// Where the writer's part of a round stands.
+    turn: Turn,
     /// Frames written since the log last started over, as estimated.
     since_finish: u64,
+}
+
+/// The writer's part of a round: it checkpoints after each batch until it sees the log
+/// started over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Turn {
+    /// No round to finish.
+    Idle,
+    /// Frames are left to copy.
+    Copying,
+    /// Every frame was copied when the log held this many: the next commit starts it over,
+    /// unless a reader still holds a snapshot in it then.
+    Copied(i64),
+    /// The same, and the writer committed since: a log no longer than this is a new one.
+    CommittedAfter(i64),
 }
 
 impl Checkpointer {
@@ -107,16 +117,16 @@ impl Checkpointer {
             shared,
             thread,
             since_wake: 0,
-            finishing: false,
-            copied_all_of: None,
-            committed_since_turn: false,
+            turn: Turn::Idle,
             since_finish: 0,
         })
     }
 
     /// The writer committed a transaction that wrote `bytes` of events.
     pub(super) fn committed(&mut self, bytes: usize) {
-        self.committed_since_turn = true;
+        if let Turn::Copied(log) = self.turn {
+            self.turn = Turn::CommittedAfter(log);
+        }
         let frames = FRAMES_PER_COMMIT + (bytes / PAGE) as u64;
         self.since_wake += frames;
         self.since_finish += frames;
@@ -126,50 +136,48 @@ impl Checkpointer {
     /// The writer's turn, between two batches, on its connection `conn`: finishes the
     /// checkpointer's round, and wakes it for the next one.
     pub(super) fn between_batches(&mut self, conn: &Connection) {
-        if self.shared.finish.swap(false, Ordering::Acquire) || self.since_finish >= WRITER_FALLBACK
-        {
-            self.finishing = true;
+        let finish = self.shared.finish.swap(false, Ordering::Acquire);
+        if self.turn == Turn::Idle && (finish || self.since_finish >= WRITER_FALLBACK) {
+            self.turn = Turn::Copying;
         }
-        let committed = std::mem::take(&mut self.committed_since_turn);
-        if self.finishing {
-            match passive(conn) {
-                // Another checkpoint holds the lock (the checkpointer, or a pooled connection
-                // that committed): it said nothing of the log. Tried again after the next
-                // batch.
-                Ok(pass) if pass.busy => {}
-                // Not a WAL database (SQLite could not switch it): nothing to finish.
-                Ok(pass) if pass.log < 0 => self.finishing = false,
-                // The log was wholly copied after the last batch, and the writer committed
-                // since: a log no longer than before is a new one, done. (If that commit
-                // wrote more frames than the whole log held, the new log goes unnoticed, and
-                // the writer goes on checkpointing after each batch until a smaller one.)
-                Ok(pass)
-                    if committed && self.copied_all_of.is_some_and(|before| pass.log <= before) =>
-                {
-                    self.finishing = false;
-                    self.copied_all_of = None;
-                    self.since_finish = 0;
-                }
-                // Wholly copied: the next commit starts the log over, unless a reader still
-                // holds a snapshot in the log then; the next turn checks.
-                Ok(pass) if pass.complete() => {
-                    self.copied_all_of = Some(pass.log);
-                }
-                // A reader holds an older snapshot: tried again after the next batch.
-                Ok(_) => self.copied_all_of = None,
-                // Given up until the next round, so as to say it once a round.
-                Err(e) => {
-                    tracing::warn!(error = %e, "the task store's WAL checkpoint failed");
-                    self.finishing = false;
-                    self.copied_all_of = None;
-                    self.since_finish = 0;
-                }
-            }
+        if self.turn != Turn::Idle {
+            self.take_turn(conn);
         }
         if self.since_wake >= FRAMES_PER_ROUND {
             self.since_wake = 0;
             self.thread.unpark();
         }
+    }
+
+    /// Checkpoints on the writer's connection `conn`, and says what that shows.
+    fn take_turn(&mut self, conn: &Connection) {
+        match passive(conn) {
+            // Another checkpoint holds the lock (the checkpointer, or a pooled connection that
+            // committed): it said nothing of the log. Tried again after the next batch.
+            Ok(pass) if pass.busy => {}
+            // Not a WAL database (SQLite could not switch it): nothing to finish.
+            Ok(pass) if pass.log < 0 => self.turn = Turn::Idle,
+            // Wholly copied, then a commit, and now a log no longer than it was: a new log, so
+            // the round is done. (If that commit wrote more frames than the whole log held,
+            // the new log goes unnoticed, and the writer goes on checkpointing after each
+            // batch until a smaller one.)
+            Ok(pass) if matches!(self.turn, Turn::CommittedAfter(before) if pass.log <= before) => {
+                self.round_done();
+            }
+            Ok(pass) if pass.complete() => self.turn = Turn::Copied(pass.log),
+            // A reader holds an older snapshot: tried again after the next batch.
+            Ok(_) => self.turn = Turn::Copying,
+            // Given up until the next round, so as to say it once a round.
+            Err(e) => {
+                tracing::warn!(error = %e, "the task store's WAL checkpoint failed");
+                self.round_done();
+            }
+        }
+    }
+
+    fn round_done(&mut self) {
+        self.turn = Turn::Idle;
+        self.since_finish = 0;
     }
 }
 
@@ -211,12 +219,9 @@ fn round(conn: &Connection) -> rusqlite::Result<()> {
     let mut copied_to = None;
     for _ in 0..MAX_PASSES {
         let pass = passive(conn)?;
-        if pass.busy {
-            // Another checkpoint is running (the writer's turn, or a pooled connection's).
-            return Ok(());
-        }
-        if pass.log < 0 {
-            // Not a WAL database: nothing to checkpoint.
+        if pass.busy || pass.log < 0 {
+            // Another checkpoint is running (the writer's turn, or a pooled connection's), or
+            // this is not a WAL database.
             return Ok(());
         }
         if let Some(before) = copied_to {

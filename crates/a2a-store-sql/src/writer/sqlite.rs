@@ -7,14 +7,8 @@
 //! runtime), so a whole batch — `BEGIN IMMEDIATE`, its statements, `COMMIT` — runs without
 //! leaving it. Reads stay on sqlx's pool, in parallel (WAL).
 //!
-//! Checkpoints (copying the WAL's pages into the database file, then syncing both) run on a
-//! thread of their own, not the writer's: done by the writer, as SQLite does by default, they
-//! were a fifth of its time, and the writer is the store's bottleneck. But SQLite starts the
-//! log over only when a checkpoint has copied every frame *and* the writer then begins a
-//! transaction; a checkpointer beside a writer that commits every few hundred microseconds
-//! never quite catches up, and the log would grow without end. So the thread copies the bulk,
-//! and the writer, between two batches, finishes what is left (the frames of the last pass or
-//! two), after which its next commit starts the log over. See `checkpoint.rs`.
+//! Checkpoints (copying the log into the database file) run on a thread of their own, with
+//! the writer finishing each round between two batches: see `checkpoint.rs`.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -51,7 +45,7 @@ pub(super) fn start(
     rx: mpsc::Receiver<(Append, Reply)>,
 ) -> Result<(), DbError> {
     let conn = Conn {
-        conn: Conn::open(path)?,
+        conn: open(path)?,
         path: path.to_owned(),
         checkpoints: Checkpointer::start(path)?,
     };
@@ -71,14 +65,13 @@ struct Conn {
     checkpoints: Checkpointer,
 }
 
-impl Conn {
-    fn open(path: &str) -> rusqlite::Result<Connection> {
-        let conn = Connection::open(path)?;
-        conn.execute_batch(crate::SQLITE_PRAGMAS)?;
-        // The checkpointer does it, with the writer's help (`after_batch`).
-        conn.execute_batch("PRAGMA wal_autocheckpoint=0;")?;
-        Ok(conn)
-    }
+/// Opens the writer's connection to `path`.
+fn open(path: &str) -> rusqlite::Result<Connection> {
+    let conn = Connection::open(path)?;
+    conn.execute_batch(crate::SQLITE_PRAGMAS)?;
+    // The checkpointer does it, with the writer's help (`after_batch`).
+    conn.execute_batch("PRAGMA wal_autocheckpoint=0;")?;
+    Ok(conn)
 }
 
 impl WriteConn for Conn {
@@ -172,7 +165,7 @@ impl WriteConn for Conn {
     }
 
     async fn reconnect(&mut self) -> Result<(), DbError> {
-        self.conn = Self::open(&self.path)?;
+        self.conn = open(&self.path)?;
         Ok(())
     }
 

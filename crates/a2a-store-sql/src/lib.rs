@@ -115,6 +115,9 @@ impl std::fmt::Debug for Url {
 }
 
 /// Set on every SQLite connection, the pool's and the writer's.
+/// The `busy_timeout` that [`SQLITE_PRAGMAS`] sets, for code that changes it and back.
+pub(crate) const SQLITE_BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(5000);
+
 pub(crate) const SQLITE_PRAGMAS: &str = "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=5000; PRAGMA temp_store=MEMORY;";
 
 // Every connection keeps SQLite's default page cache (2 MiB): the writer's hot pages are the

@@ -27,9 +27,10 @@
 //! the log, would stop all of that for as long as they keep coming (SQLite's own checkpoints
 //! too): the log grew past the size of everything written through it. So once the log holds
 //! [`WAIT_FOR_READERS`] frames, the writer's turn waits for the readers
-//! (`PRAGMA wal_checkpoint(RESTART)`): it copies every frame, then waits until no reader uses
-//! the log, while readers that begin meanwhile read the database file. Appends wait for as
-//! long (the longest read in progress), which is the price of a bounded log.
+//! (`PRAGMA wal_checkpoint(RESTART)`): it waits for the readers of older snapshots, copies
+//! every frame, then waits until no reader uses the log (readers that begin after the copy
+//! read the database file). It holds the write lock meanwhile, so appends and the pool's
+//! writes wait too: at most [`RESTART_WAIT`], shorter than their own busy timeout.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -68,10 +69,14 @@ const MAX_PASSES: u32 = 4;
 /// the checkpointer began one.
 const WRITER_FALLBACK: u64 = 8 * FRAMES_PER_ROUND;
 
-/// Frames in the log (counted by SQLite, not estimated) past which the writer's turn waits
-/// for the readers that keep it from starting over: 32 MiB. Without readers in the way the
-/// log stays well below (7–19 MB measured under load).
+/// Frames in the log (counted by SQLite, not estimated) from which the writer's turn waits
+/// for the readers that keep it from starting over: 32 MiB of pages (33.75 MB of file).
+/// Without readers in the way the log stays well below (7–19 MB measured under load).
 const WAIT_FOR_READERS: i64 = 8192;
+
+/// Longest the writer waits for readers: well below the 5 s busy timeout of the pool's
+/// connections, whose writes (the heartbeat, retention) wait behind it for the write lock.
+const RESTART_WAIT: Duration = Duration::from_secs(1);
 
 /// What the writer and the checkpointer share.
 #[derive(Debug, Default)]
@@ -95,7 +100,7 @@ pub(super) struct Checkpointer {
     /// Frames written since the log last started over, as estimated.
     since_finish: u64,
     /// Frames in the log from which the writer waits for readers: [`WAIT_FOR_READERS`], or
-    /// twice the log's size after readers outlasted the busy timeout, so that a reader that
+    /// twice the log's size after readers outlasted [`RESTART_WAIT`], so that a reader that
     /// never ends does not stop the writer after every batch.
     wait_at: i64,
 }
@@ -198,15 +203,21 @@ impl Checkpointer {
     /// Copies every frame of a log of `log` frames and waits (up to the busy timeout) until
     /// no reader uses the log: the writer's next commit starts it over.
     fn wait_for_readers(&mut self, conn: &Connection, log: i64) {
-        match checkpoint(conn, "PRAGMA wal_checkpoint(RESTART)") {
+        let waited = conn
+            .busy_timeout(RESTART_WAIT)
+            .and_then(|()| checkpoint(conn, "PRAGMA wal_checkpoint(RESTART)"));
+        if let Err(e) = conn.busy_timeout(crate::SQLITE_BUSY_TIMEOUT) {
+            tracing::warn!(error = %e, "cannot restore the task store writer's busy timeout");
+        }
+        match waited {
             Ok(pass) if !pass.busy => self.round_done(),
             // Another checkpoint holds the lock: tried again after the next batch.
             Ok(pass) if pass.log < 0 => self.turn = Turn::Copying,
-            // A reader outlasted the busy timeout.
+            // A reader (or a pooled writer) outlasted the wait.
             Ok(_) => {
                 tracing::warn!(
                     frames = log,
-                    "readers kept the task store's WAL from starting over for the whole busy timeout; trying again once it doubles"
+                    "readers (or a pooled writer) kept the task store's WAL from starting over; trying again once it doubles"
                 );
                 self.wait_at = log.saturating_mul(2);
                 self.turn = Turn::Copying;
@@ -289,7 +300,7 @@ fn round(conn: &Connection) -> rusqlite::Result<()> {
 struct Pass {
     /// Another checkpoint was running (then `log` and `copied` are -1). Readers do not make
     /// a passive checkpoint busy; they stop it short of the frames they may still read. A
-    /// `RESTART` is also busy when readers (or a writer) outlasted the busy timeout.
+    /// `RESTART` is also busy when readers (or a writer) outlasted [`RESTART_WAIT`].
     busy: bool,
     /// Frames in the log (-1 if the database is not in WAL mode, or busy).
     log: i64,

@@ -165,7 +165,9 @@ const MIGRATIONS: &[(i64, &[Stmt])] = &[
     // backend spent 50.5 µs per blocking send, 45.6 with this), and listings ordered ties
     // of `status_ms` by the locale's order (`Z B b a _x`) rather than the ids' bytes. Even `C.UTF-8` is not `C` to PostgreSQL
     // before 17 (`strcoll` on a copy of each side). Only the collation changes, so the rows
-    // are not rewritten; the indexes on these columns are rebuilt.
+    // are not rewritten; the indexes on these columns are rebuilt, under the tables' locks
+    // (other replicas' writes wait for it). Older versions still work on the result: their
+    // parameters have the default collation, which yields to a column's.
     (
         6,
         &[

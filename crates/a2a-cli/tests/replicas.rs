@@ -100,6 +100,24 @@ async fn follow_across(runs_on: RunsOn) {
 )]
 #[tokio::test(flavor = "multi_thread")]
 async fn a_cancel_sent_to_one_replica_stops_the_task_on_another() {
+    // At once: A has not begun to watch its execution (it waits 50 ms for executions
+    // that end at once), so A learns of the cancel from the store when it does.
+    cancel_across(Duration::ZERO).await;
+}
+
+#[cfg_attr(
+    not(a2a_postgres),
+    ignore = "needs PostgreSQL: set A2A_TEST_POSTGRES_URL"
+)]
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cancel_sent_to_one_replica_later_stops_the_task_on_another() {
+    // Later: A watches its execution by then, and learns of the cancel from B's notice.
+    cancel_across(Duration::from_millis(500)).await;
+}
+
+/// Runs an hour-long task on A, cancels it on B `after` A's first artifact, and checks
+/// that A's execution stopped.
+async fn cancel_across(after: Duration) {
     let Some(url) = postgres_store().await else {
         return;
     };
@@ -129,6 +147,7 @@ async fn a_cancel_sent_to_one_replica_stops_the_task_on_another() {
     }
     assert!(!id.is_empty());
 
+    tokio::time::sleep(after).await;
     let canceled = on_b.cancel_task(&id).await.unwrap();
     assert_eq!(canceled.status.state, TaskState::Canceled);
 

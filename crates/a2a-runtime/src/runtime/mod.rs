@@ -4,6 +4,7 @@
 pub(crate) mod active;
 mod errors;
 mod execution;
+mod remote_cancel;
 mod stream;
 
 use std::future::Future;
@@ -27,7 +28,7 @@ pub use stream::{StreamItem, StreamPayload, TaskEventStream};
 use self::active::{ActiveRef, ActiveTask, ExecutionSlot};
 pub use self::execution::Execution;
 use self::stream::ClosePolicy;
-use crate::bus::{BusEvent, BusSubscription, EventBus, RecvError};
+use crate::bus::{BusEvent, EventBus};
 use crate::call::CallContext;
 use crate::executor::{AgentError, AgentExecutor, CancelContext, RequestContext};
 use crate::metrics::RunOutcome;
@@ -104,6 +105,8 @@ struct Shared {
     shutdown: CancellationToken,
     /// Every execution, wherever it is polled, so that shutdown can wait for them.
     executions: TaskTracker,
+    /// Executions to stop when another process ends their task (a bus that spans processes).
+    remote_cancels: remote_cancel::RemoteCancels,
 }
 
 impl std::fmt::Debug for dyn AgentExecutor {
@@ -142,6 +145,7 @@ impl TaskRuntime {
                 next_execution: AtomicU64::new(1),
                 shutdown: CancellationToken::new(),
                 executions: TaskTracker::new(),
+                remote_cancels: remote_cancel::RemoteCancels::default(),
             }),
         }
     }
@@ -299,14 +303,7 @@ impl TaskRuntime {
             abort,
         };
         if sh.bus.spans_processes() {
-            watch_remote_cancel(
-                sh.bus.subscribe(&ctx.task_id),
-                sh.store.clone(),
-                active.clone(),
-                ctx.task_id.clone(),
-                slot.clone(),
-                sh.config.cancel_grace,
-            );
+            sh.remote_cancels.watch(sh, &ctx.task_id, slot.clone());
         }
         active.slots().push(slot);
         let guard = ExecutionGuard {
@@ -656,51 +653,6 @@ pub enum Recovery {
     Failed,
     /// The task runs again here.
     Rerun,
-}
-
-/// Stops an execution when another process ends its task (a cancel sent to another
-/// replica): fires its cancellation token, then aborts it if it ignores that for `grace`.
-///
-/// A subscription that lagged may have dropped the notice, so the store is asked then. A
-/// notice lost outright (a listener reconnecting) leaves the execution running until its
-/// next write, which the store refuses because the task moved on.
-fn watch_remote_cancel(
-    mut sub: BusSubscription,
-    store: Arc<dyn TaskStore>,
-    active: ActiveRef,
-    task_id: String,
-    slot: ExecutionSlot,
-    grace: Duration,
-) {
-    tokio::spawn(async move {
-        loop {
-            let event = tokio::select! {
-                () = slot.done.cancelled() => return,
-                event = sub.recv() => event,
-            };
-            match event {
-                Ok(BusEvent::Appended { state, .. }) if state.is_terminal() => break,
-                Err(RecvError::Lagged(_)) => {
-                    let ended = matches!(
-                        store.get(&task_id, Some(0)).await,
-                        Ok(Some(snap)) if snap.task.status.state.is_terminal()
-                    );
-                    // A state this process wrote (or already saw) is not news from elsewhere.
-                    if ended && !active.writer.lock().await.state.is_terminal() {
-                        break;
-                    }
-                }
-                Ok(_) => {}
-                Err(RecvError::Closed) => return,
-            }
-        }
-        slot.cancel.cancel();
-        slot.end_within(grace).await;
-        tracing::info!(
-            task_id,
-            "task ended by another process: its execution here stopped"
-        );
-    });
 }
 
 /// Removes the execution's slot and signals its end, whether it finished or was aborted.

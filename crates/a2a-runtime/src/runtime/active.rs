@@ -99,6 +99,10 @@ pub(crate) struct WriterState {
     pub(crate) log: Option<Vec<Arc<TaskEventRecord>>>,
     /// Keep [`log`](Self::log) from the creation on.
     pub(crate) keep_log: bool,
+    /// This process wrote a terminal state (not one it read back from the store after
+    /// another process wrote it): a terminal task in the store is then not news from
+    /// elsewhere (`remote_cancel.rs`).
+    pub(crate) ended_here: bool,
 }
 
 impl WriterState {
@@ -189,6 +193,7 @@ impl WriterState {
             }
             self.seq = r.seq;
             self.state = r.state;
+            self.ended_here |= r.state.is_terminal();
             bus.publish(task_id, BusEvent::Record(r.clone()));
         }
         self.created = true;

@@ -6,10 +6,16 @@
 //! none is watched from its start: a spawned watcher with its own subscription cost about
 //! 4 % of the server's CPU per blocking send on PostgreSQL, for tasks that were done before
 //! it first ran. [`RemoteCancels::watch`] only queues the execution; one sweeper per runtime
-//! takes up, every [`WATCH_AFTER`], those that still run, subscribes to their task's events,
-//! then reads the task from the store once: a cancel that landed before the subscription is
-//! seen there, and every later one on the bus. A remote cancel thus reaches an execution
-//! younger than [`WATCH_AFTER`] that much later, and an older one as soon as it is notified.
+//! wakes when the queue stops being empty, lets [`WATCH_AFTER`] pass, and takes up the
+//! queued executions that still run (queued up to that long before): it subscribes to their
+//! task's events, then reads the task from the store: a cancel that landed before the
+//! subscription is seen there, and every later one on the bus. A remote cancel thus reaches
+//! an execution younger than [`WATCH_AFTER`] up to that much later, and an older one as
+//! soon as it is notified.
+//!
+//! The sweeper, and the watchers it starts, run on the Tokio runtime that launched the
+//! first execution; if that runtime is shut down while this task runtime lives on, the next
+//! launch starts another sweeper on its own.
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::Duration;
@@ -22,7 +28,7 @@ use super::active::{ActiveRef, ExecutionSlot};
 use crate::bus::{BusEvent, BusSubscription, RecvError};
 use crate::store::TaskStore;
 
-/// How long an execution runs before it is watched.
+/// How long an execution may run before it is watched.
 pub(super) const WATCH_AFTER: Duration = Duration::from_millis(50);
 
 /// An execution waiting to be watched.
@@ -130,9 +136,10 @@ async fn sweep(queue: Arc<Queue>, shared: Weak<Shared>) {
 /// landed before the subscription), then the bus. Fires the execution's cancellation token
 /// when another process ended the task, and aborts it if it ignores that for `grace`.
 ///
-/// A subscription that lagged may have dropped the notice, so the store is asked then too.
-/// A notice lost outright (a listener reconnecting) leaves the execution running until its
-/// next write, which the store refuses because the task moved on.
+/// A subscription that lagged may have dropped the notice, so the store is asked then too;
+/// a read that fails is retried. A notice lost outright (a listener reconnecting) leaves the
+/// execution running until its next write, which the store refuses because the task moved
+/// on.
 fn watch(
     mut sub: BusSubscription,
     store: Arc<dyn TaskStore>,
@@ -143,15 +150,24 @@ fn watch(
 ) {
     tokio::spawn(async move {
         let mut ask_store = true;
+        let mut retry = STORE_RETRY;
         loop {
             if ask_store {
-                let ended = matches!(
-                    store.get(&task_id, Some(0)).await,
-                    Ok(Some(snap)) if snap.task.status.state.is_terminal()
-                );
-                // A state this process wrote (or already saw) is not news from elsewhere.
-                if ended && !active.writer.lock().await.state.is_terminal() {
-                    break;
+                let read = tokio::select! {
+                    () = slot.done.cancelled() => return,
+                    read = ended_elsewhere(&*store, &active, &task_id) => read,
+                };
+                match read {
+                    Ok(true) => break,
+                    Ok(false) => ask_store = false,
+                    Err(()) => {
+                        tokio::select! {
+                            () = slot.done.cancelled() => return,
+                            () = tokio::time::sleep(retry) => {}
+                        }
+                        retry = (retry * 2).min(STORE_RETRY_MAX);
+                        continue;
+                    }
                 }
             }
             let event = tokio::select! {
@@ -161,7 +177,7 @@ fn watch(
             match event {
                 Ok(BusEvent::Appended { state, .. }) if state.is_terminal() => break,
                 Err(RecvError::Lagged(_)) => ask_store = true,
-                Ok(_) => ask_store = false,
+                Ok(_) => {}
                 Err(RecvError::Closed) => return,
             }
         }
@@ -174,4 +190,28 @@ fn watch(
             "task ended by another process: its execution here stopped"
         );
     });
+}
+
+/// First pause before a failed store read is retried, and the longest.
+const STORE_RETRY: Duration = Duration::from_millis(100);
+const STORE_RETRY_MAX: Duration = Duration::from_secs(5);
+
+/// Whether the store holds the task in a terminal state that this process did not write
+/// (it may have read it back, after a write of its own conflicted with it); `Err` when the
+/// store could not be read.
+async fn ended_elsewhere(
+    store: &dyn TaskStore,
+    active: &ActiveRef,
+    task_id: &str,
+) -> Result<bool, ()> {
+    match store.get(task_id, Some(0)).await {
+        Ok(Some(snap)) if snap.task.status.state.is_terminal() => {
+            Ok(!active.writer.lock().await.ended_here)
+        }
+        Ok(_) => Ok(false),
+        Err(e) => {
+            tracing::debug!(task_id, error = %e, "could not read the task to check for a cancel from elsewhere");
+            Err(())
+        }
+    }
 }

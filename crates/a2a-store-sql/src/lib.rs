@@ -114,10 +114,11 @@ impl std::fmt::Debug for Url {
     }
 }
 
-/// Set on every SQLite connection, the pool's and the writer's.
-/// The `busy_timeout` that [`SQLITE_PRAGMAS`] sets, for code that changes it and back.
+/// The `busy_timeout` that [`SQLITE_PRAGMAS`] sets, for code that changes it and back (a
+/// test keeps the two equal).
 pub(crate) const SQLITE_BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(5000);
 
+/// Set on every SQLite connection, the pool's and the writer's.
 pub(crate) const SQLITE_PRAGMAS: &str = "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=5000; PRAGMA temp_store=MEMORY;";
 
 // Every connection keeps SQLite's default page cache (2 MiB): the writer's hot pages are the
@@ -604,5 +605,21 @@ impl TaskStore for SqlTaskStore {
             next_page_token,
             usize::try_from(total).unwrap_or(0),
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_pragmas_set_the_named_busy_timeout() {
+        let pragma = format!(
+            "PRAGMA busy_timeout={};",
+            super::SQLITE_BUSY_TIMEOUT.as_millis()
+        );
+        assert!(
+            super::SQLITE_PRAGMAS.contains(&pragma),
+            "{}",
+            super::SQLITE_PRAGMAS
+        );
     }
 }

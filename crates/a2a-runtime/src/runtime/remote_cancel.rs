@@ -29,7 +29,7 @@ use crate::bus::{BusEvent, BusSubscription, RecvError};
 use crate::store::TaskStore;
 
 /// How long an execution may run before it is watched.
-pub(super) const WATCH_AFTER: Duration = Duration::from_millis(50);
+const WATCH_AFTER: Duration = Duration::from_millis(50);
 
 /// An execution waiting to be watched.
 struct Pending {
@@ -120,7 +120,7 @@ async fn sweep(queue: Arc<Queue>, shared: Weak<Shared>) {
             let Some(active) = shared.active.get(&task_id) else {
                 continue;
             };
-            watch(
+            spawn_watcher(
                 shared.bus.subscribe(&task_id),
                 shared.store.clone(),
                 active,
@@ -136,11 +136,10 @@ async fn sweep(queue: Arc<Queue>, shared: Weak<Shared>) {
 /// landed before the subscription), then the bus. Fires the execution's cancellation token
 /// when another process ended the task, and aborts it if it ignores that for `grace`.
 ///
-/// A subscription that lagged may have dropped the notice, so the store is asked then too;
-/// a read that fails is retried. A notice lost outright (a listener reconnecting) leaves the
-/// execution running until its next write, which the store refuses because the task moved
-/// on.
-fn watch(
+/// A subscription that lagged may have dropped the notice, so the store is asked then too.
+/// A notice lost outright (a listener reconnecting) leaves the execution running until its
+/// next write, which the store refuses because the task moved on.
+fn spawn_watcher(
     mut sub: BusSubscription,
     store: Arc<dyn TaskStore>,
     active: ActiveRef,
@@ -150,36 +149,26 @@ fn watch(
 ) {
     tokio::spawn(async move {
         let mut ask_store = true;
-        let mut retry = STORE_RETRY;
         loop {
             if ask_store {
-                let read = tokio::select! {
+                let ended = tokio::select! {
                     () = slot.done.cancelled() => return,
-                    read = ended_elsewhere(&*store, &active, &task_id) => read,
+                    ended = ended_elsewhere(&*store, &active, &task_id) => ended,
                 };
-                match read {
-                    Ok(true) => break,
-                    Ok(false) => ask_store = false,
-                    Err(()) => {
-                        tokio::select! {
-                            () = slot.done.cancelled() => return,
-                            () = tokio::time::sleep(retry) => {}
-                        }
-                        retry = (retry * 2).min(STORE_RETRY_MAX);
-                        continue;
-                    }
+                if ended {
+                    break;
                 }
             }
             let event = tokio::select! {
                 () = slot.done.cancelled() => return,
                 event = sub.recv() => event,
             };
-            match event {
+            ask_store = match event {
                 Ok(BusEvent::Appended { state, .. }) if state.is_terminal() => break,
-                Err(RecvError::Lagged(_)) => ask_store = true,
-                Ok(_) => {}
+                Err(RecvError::Lagged(_)) => true,
+                Ok(_) => false,
                 Err(RecvError::Closed) => return,
-            }
+            };
         }
         // The entry is not kept past the execution's end by this watcher.
         drop(active);
@@ -197,21 +186,21 @@ const STORE_RETRY: Duration = Duration::from_millis(100);
 const STORE_RETRY_MAX: Duration = Duration::from_secs(5);
 
 /// Whether the store holds the task in a terminal state that this process did not write
-/// (it may have read it back, after a write of its own conflicted with it); `Err` when the
-/// store could not be read.
-async fn ended_elsewhere(
-    store: &dyn TaskStore,
-    active: &ActiveRef,
-    task_id: &str,
-) -> Result<bool, ()> {
-    match store.get(task_id, Some(0)).await {
-        Ok(Some(snap)) if snap.task.status.state.is_terminal() => {
-            Ok(!active.writer.lock().await.ended_here)
-        }
-        Ok(_) => Ok(false),
-        Err(e) => {
-            tracing::debug!(task_id, error = %e, "could not read the task to check for a cancel from elsewhere");
-            Err(())
+/// (it may have read it back, after a write of its own conflicted with it). A read that
+/// fails is retried, with back-off, until one succeeds.
+async fn ended_elsewhere(store: &dyn TaskStore, active: &ActiveRef, task_id: &str) -> bool {
+    let mut retry = STORE_RETRY;
+    loop {
+        match store.get(task_id, Some(0)).await {
+            Ok(Some(snap)) if snap.task.status.state.is_terminal() => {
+                return !active.writer.lock().await.ended_here;
+            }
+            Ok(_) => return false,
+            Err(e) => {
+                tracing::debug!(task_id, error = %e, ?retry, "could not read the task to check for a cancel from elsewhere; retrying");
+                tokio::time::sleep(retry).await;
+                retry = (retry * 2).min(STORE_RETRY_MAX);
+            }
         }
     }
 }

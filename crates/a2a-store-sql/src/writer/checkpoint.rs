@@ -200,7 +200,7 @@ impl Checkpointer {
         }
     }
 
-    /// Copies every frame of a log of `log` frames and waits (up to the busy timeout) until
+    /// Copies every frame of a log of `log` frames and waits (up to [`RESTART_WAIT`]) until
     /// no reader uses the log: the writer's next commit starts it over.
     fn wait_for_readers(&mut self, conn: &Connection, log: i64) {
         let waited = conn

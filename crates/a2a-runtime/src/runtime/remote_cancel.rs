@@ -3,9 +3,9 @@
 //! ([`EventBus::spans_processes`](crate::bus::EventBus::spans_processes)).
 //!
 //! Most executions end within milliseconds (a blocking send that completes at once), so
-//! none is watched from its start: a spawned watcher with its own subscription cost about
-//! 4 % of the server's CPU per blocking send on PostgreSQL, for tasks that were done before
-//! it first ran. [`RemoteCancels::watch`] only queues the execution; one sweeper per runtime
+//! none is watched from its start: a spawned watcher with its own subscription was about
+//! 4 % of the server's profile samples under blocking sends on PostgreSQL, for tasks that
+//! were done before it first ran. [`RemoteCancels::watch`] only queues the execution; one sweeper per runtime
 //! wakes when the queue stops being empty, lets [`WATCH_AFTER`] pass, and takes up the
 //! queued executions that still run (queued up to that long before): it subscribes to their
 //! task's events, then reads the task from the store: a cancel that landed before the

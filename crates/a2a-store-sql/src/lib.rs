@@ -309,7 +309,16 @@ impl SqlTaskStore {
         .fetch_all(&self.pool)
         .await
         .map_err(backend)?;
-        rows.iter().map(record).collect()
+        let mut log = Vec::with_capacity(rows.len());
+        for (i, chunk) in rows.chunks(ROWS_BETWEEN_YIELDS).enumerate() {
+            if i > 0 {
+                tokio::task::yield_now().await;
+            }
+            for row in chunk {
+                log.push(record(row)?);
+            }
+        }
+        Ok(log)
     }
 
     /// The events of several tasks, read in one query (a listing page).
@@ -331,11 +340,17 @@ impl SqlTaskStore {
         for id in &ids {
             q = q.bind(*id);
         }
-        for row in q.fetch_all(&self.pool).await.map_err(backend)? {
-            let id: String = row.try_get("task_id").map_err(backend)?;
-            let json: String = row.try_get("event").map_err(backend)?;
-            let event = codec::decode(&json).map_err(StoreError::Serialization)?;
-            logs.entry(id).or_insert_with(Vec::new).push(event);
+        let rows = q.fetch_all(&self.pool).await.map_err(backend)?;
+        for (i, chunk) in rows.chunks(ROWS_BETWEEN_YIELDS).enumerate() {
+            if i > 0 {
+                tokio::task::yield_now().await;
+            }
+            for row in chunk {
+                let id: String = row.try_get("task_id").map_err(backend)?;
+                let json: String = row.try_get("event").map_err(backend)?;
+                let event = codec::decode(&json).map_err(StoreError::Serialization)?;
+                logs.entry(id).or_insert_with(Vec::new).push(event);
+            }
         }
         Ok(logs)
     }
@@ -352,6 +367,13 @@ impl SqlTaskStore {
             .map(|task| TaskSnapshot::new(task, seq).with_owner(owner)))
     }
 }
+
+/// Rows decoded between two yields to the runtime. Decoding a task of a thousand large
+/// events takes a worker for milliseconds (tens in a debug build); meanwhile other reads'
+/// rows wait to be taken, and on SQLite each of those holds its snapshot in the log, which
+/// keeps the log from starting over (seen with three readers of 8 MiB tasks on two
+/// workers: one read's rows waited over a second).
+const ROWS_BETWEEN_YIELDS: usize = 64;
 
 fn record(row: &AnyRow) -> Result<TaskEventRecord, StoreError> {
     let seq: i64 = row.try_get("seq").map_err(backend)?;

@@ -19,8 +19,10 @@ const TEXT: usize = 8 * 1024;
 /// The log's bound without readers, well below the 125 MiB that go through it: it measured
 /// 7 to 10 MiB, and the writer's own fallback (should the checkpointer starve on a busy
 /// machine) comes at about 34 MiB.
-/// With readers, the writer waits for them once the log holds 32 MiB (a wait that timed out
-/// would double that, and fail this bound).
+/// With readers, the writer waits for them once the log holds 32 MiB. A reader can outlast
+/// that wait (on a loaded machine, a reader whose rows wait for the busy runtime to take them
+/// holds its snapshot meanwhile), and then the writer waits again 8 MiB later: two waits in
+/// a row timing out would fail this bound, as would a log that doubled after one.
 const WAL_BOUND: u64 = 48 * 1024 * 1024;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

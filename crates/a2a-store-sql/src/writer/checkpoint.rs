@@ -31,6 +31,13 @@
 //! every frame, then waits until no reader uses the log (readers that begin after the copy
 //! read the database file). It holds the write lock meanwhile, so appends and the pool's
 //! writes wait too: at most [`RESTART_WAIT`], shorter than their own busy timeout.
+//!
+//! A reader can outlast that wait without being slow itself: its rows go to an async task
+//! through a small channel, and while the runtime is busy (decoding other large tasks, say)
+//! the connection waits with its snapshot held. So after a wait that timed out, the writer
+//! tries again once the log has grown by [`FIRST_RETRY_STEP`] frames, and each wait that
+//! times out in a row doubles that step: a reader that never ends costs a wait at 32, 40,
+//! 56, 88 MiB…, not one after every batch.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -78,6 +85,12 @@ const WAIT_FOR_READERS: i64 = 8192;
 /// connections, whose writes (the heartbeat, retention) wait behind it for the write lock.
 const RESTART_WAIT: Duration = Duration::from_secs(1);
 
+/// Frames the log grows by after a wait for readers timed out before the writer waits again
+/// (8 MiB of pages). Doubled after each wait that times out in a row. Doubling from the log's
+/// size instead (a wait at 32, then 64 MiB) let one busy second double the log: that was seen
+/// under a test's three readers of 8 MiB tasks on a loaded 2-core machine.
+const FIRST_RETRY_STEP: i64 = WAIT_FOR_READERS / 4;
+
 /// What the writer and the checkpointer share.
 #[derive(Debug, Default)]
 struct Shared {
@@ -100,9 +113,12 @@ pub(super) struct Checkpointer {
     /// Frames written since the log last started over, as estimated.
     since_finish: u64,
     /// Frames in the log from which the writer waits for readers: [`WAIT_FOR_READERS`], or
-    /// twice the log's size after readers outlasted [`RESTART_WAIT`], so that a reader that
-    /// never ends does not stop the writer after every batch.
+    /// after readers outlasted [`RESTART_WAIT`], the log's size then plus `retry_step`.
     wait_at: i64,
+    /// Frames the log grows by before the writer waits again after readers outlast the next
+    /// wait: [`FIRST_RETRY_STEP`], doubled after each wait that times out, so that a reader
+    /// that never ends does not stop the writer after every batch.
+    retry_step: i64,
 }
 
 /// The writer's part of a round: it checkpoints after each batch until it sees the log
@@ -142,6 +158,7 @@ impl Checkpointer {
             turn: Turn::Idle,
             since_finish: 0,
             wait_at: WAIT_FOR_READERS,
+            retry_step: FIRST_RETRY_STEP,
         })
     }
 
@@ -217,9 +234,11 @@ impl Checkpointer {
             Ok(_) => {
                 tracing::warn!(
                     frames = log,
-                    "readers (or a pooled writer) kept the task store's WAL from starting over; trying again once it doubles"
+                    retry_after = self.retry_step,
+                    "readers (or a pooled writer) kept the task store's WAL from starting over; trying again once it grows by `retry_after` frames"
                 );
-                self.wait_at = log.saturating_mul(2);
+                self.wait_at = log.saturating_add(self.retry_step);
+                self.retry_step = self.retry_step.saturating_mul(2);
                 self.turn = Turn::Copying;
             }
             Err(e) => {
@@ -233,6 +252,7 @@ impl Checkpointer {
         self.turn = Turn::Idle;
         self.since_finish = 0;
         self.wait_at = WAIT_FOR_READERS;
+        self.retry_step = FIRST_RETRY_STEP;
     }
 }
 
@@ -329,4 +349,83 @@ fn checkpoint(conn: &Connection, pragma: &str) -> rusqlite::Result<Pass> {
             copied: r.get(2)?,
         })
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Instant;
+
+    use super::*;
+
+    /// The most frames the log at `wal` held: its file is never made shorter.
+    fn frames(wal: &str) -> i64 {
+        const HEADER: u64 = 32;
+        const FRAME_HEADER: u64 = 24;
+        let len = std::fs::metadata(wal).map_or(0, |m| m.len());
+        (len.saturating_sub(HEADER) / (PAGE as u64 + FRAME_HEADER)) as i64
+    }
+
+    /// A reader that never ends its snapshot: the writer waits for it at 32 MiB, then again
+    /// 8 MiB later (not first at 64 MiB, and not after every batch).
+    #[test]
+    fn after_readers_outlast_a_wait_the_writer_waits_again_a_step_later() {
+        let file = std::env::temp_dir().join(format!("a2a-checkpoint-{}.db", uuid::Uuid::new_v4()));
+        let path = file.to_str().expect("a UTF-8 path").to_owned();
+        let wal = format!("{path}-wal");
+        let writer = Connection::open(&path).unwrap();
+        writer.execute_batch(crate::SQLITE_PRAGMAS).unwrap();
+        writer
+            .execute_batch("PRAGMA wal_autocheckpoint=0; CREATE TABLE t (body BLOB);")
+            .unwrap();
+        let mut checkpoints = Checkpointer::start(&path).unwrap();
+        let reader = Connection::open(&path).unwrap();
+        reader.execute_batch("BEGIN").unwrap();
+        let rows: i64 = reader
+            .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(rows, 0);
+
+        let body = vec![0u8; 16 * 1024];
+        let mut waits = Vec::new();
+        while frames(&wal) < 3 * WAIT_FOR_READERS / 2 {
+            writer.execute_batch("BEGIN").unwrap();
+            for _ in 0..16 {
+                writer
+                    .prepare_cached("INSERT INTO t (body) VALUES (?1)")
+                    .unwrap()
+                    .execute([&body])
+                    .unwrap();
+            }
+            writer.execute_batch("COMMIT").unwrap();
+            checkpoints.committed(16 * body.len());
+            let log = frames(&wal);
+            let began = Instant::now();
+            checkpoints.between_batches(&writer);
+            if began.elapsed() >= RESTART_WAIT / 2 {
+                waits.push(log);
+            }
+        }
+        reader.execute_batch("COMMIT").unwrap();
+        drop(checkpoints);
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{path}{suffix}"));
+        }
+
+        // A batch writes about 70 frames; the writer may find the checkpointer's pass in the
+        // way and wait after the next batch instead.
+        const SLACK: i64 = 512;
+        assert_eq!(waits.len(), 2, "waited at {waits:?} frames");
+        assert!(
+            (WAIT_FOR_READERS..WAIT_FOR_READERS + SLACK).contains(&waits[0]),
+            "first wait at {} frames",
+            waits[0]
+        );
+        let again = waits[0] + FIRST_RETRY_STEP;
+        assert!(
+            (again..again + SLACK).contains(&waits[1]),
+            "second wait at {} frames, the first at {}",
+            waits[1],
+            waits[0]
+        );
+    }
 }

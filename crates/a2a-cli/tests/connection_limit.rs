@@ -4,6 +4,7 @@
 
 mod common;
 
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
@@ -16,6 +17,34 @@ fn fill(base: &str, n: usize) -> Vec<TcpStream> {
     // Let the server accept them before the next one comes.
     std::thread::sleep(Duration::from_millis(300));
     held
+}
+
+/// Opens `n` connections that hold their place once each has been answered `200` (they
+/// stay open, idle): the server had room for every one of them. A place freed late (the
+/// server's task for a closed connection ends after its client moved on) can make one of
+/// them refused; then they are all closed and opened again.
+fn hold_answered(base: &str, n: usize) -> Vec<TcpStream> {
+    let addr = base.split("://").nth(1).unwrap();
+    for _ in 0..20 {
+        let held: Vec<TcpStream> = (0..n).map(|_| TcpStream::connect(addr).unwrap()).collect();
+        if held.iter().all(answers_ok) {
+            return held;
+        }
+    }
+    panic!("the server never had room for {n} connections");
+}
+
+/// Whether a request for the card on `conn` is answered `200` (`503` when it was refused).
+fn answers_ok(mut conn: &TcpStream) -> bool {
+    conn.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    conn.write_all(b"GET /.well-known/agent-card.json HTTP/1.1\r\nHost: a2a\r\n\r\n")
+        .unwrap();
+    let mut head = [0u8; 12];
+    match conn.read_exact(&mut head) {
+        Ok(()) => &head == b"HTTP/1.1 200",
+        Err(_) => false,
+    }
 }
 
 fn assert_refused(resp: reqwest::blocking::Response, how: &str) {
@@ -59,12 +88,10 @@ fn over_the_limit_every_protocol_is_refused_cleanly() {
             .unwrap()
     });
     // The card's place comes back when the server's task for that connection ends, which
-    // on a busy machine can be after the client has its answer: were the held connections
-    // to come first, one of them would be refused and the probe below let in (a clean-clone
-    // CI run saw that once). No event tells the client when that task ended, so it waits.
-    drop(closing);
-    std::thread::sleep(Duration::from_millis(300));
-    let _held = fill(&s.base, 2);
+    // on a busy machine can be after the client has its answer: were a held connection
+    // refused for it, the probe below would be let in (a clean-clone CI run saw that once).
+    // So the held connections are answered first.
+    let _held = hold_answered(&s.base, 2);
     let card_url = format!("{}/.well-known/agent-card.json", s.base);
     let http1 = reqwest::blocking::Client::builder()
         .http1_only()

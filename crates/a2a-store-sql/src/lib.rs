@@ -310,14 +310,11 @@ impl SqlTaskStore {
         .await
         .map_err(backend)?;
         let mut log = Vec::with_capacity(rows.len());
-        for (i, chunk) in rows.chunks(ROWS_BETWEEN_YIELDS).enumerate() {
-            if i > 0 {
-                tokio::task::yield_now().await;
-            }
-            for row in chunk {
-                log.push(record(row)?);
-            }
-        }
+        for_each_row(&rows, |row| {
+            log.push(record(row)?);
+            Ok(())
+        })
+        .await?;
         Ok(log)
     }
 
@@ -341,17 +338,14 @@ impl SqlTaskStore {
             q = q.bind(*id);
         }
         let rows = q.fetch_all(&self.pool).await.map_err(backend)?;
-        for (i, chunk) in rows.chunks(ROWS_BETWEEN_YIELDS).enumerate() {
-            if i > 0 {
-                tokio::task::yield_now().await;
-            }
-            for row in chunk {
-                let id: String = row.try_get("task_id").map_err(backend)?;
-                let json: String = row.try_get("event").map_err(backend)?;
-                let event = codec::decode(&json).map_err(StoreError::Serialization)?;
-                logs.entry(id).or_insert_with(Vec::new).push(event);
-            }
-        }
+        for_each_row(&rows, |row| {
+            let id: String = row.try_get("task_id").map_err(backend)?;
+            let json: String = row.try_get("event").map_err(backend)?;
+            let event = codec::decode(&json).map_err(StoreError::Serialization)?;
+            logs.entry(id).or_insert_with(Vec::new).push(event);
+            Ok(())
+        })
+        .await?;
         Ok(logs)
     }
 
@@ -374,6 +368,20 @@ impl SqlTaskStore {
 /// keeps the log from starting over (seen with three readers of 8 MiB tasks on two
 /// workers: one read's rows waited over a second).
 const ROWS_BETWEEN_YIELDS: usize = 64;
+
+/// Decodes `rows` with `decode`, yielding to the runtime every [`ROWS_BETWEEN_YIELDS`] rows.
+async fn for_each_row(
+    rows: &[AnyRow],
+    mut decode: impl FnMut(&AnyRow) -> Result<(), StoreError>,
+) -> Result<(), StoreError> {
+    for (i, row) in rows.iter().enumerate() {
+        if i > 0 && i % ROWS_BETWEEN_YIELDS == 0 {
+            tokio::task::yield_now().await;
+        }
+        decode(row)?;
+    }
+    Ok(())
+}
 
 fn record(row: &AnyRow) -> Result<TaskEventRecord, StoreError> {
     let seq: i64 = row.try_get("seq").map_err(backend)?;

@@ -5,13 +5,13 @@
 //! Most executions end within milliseconds (a blocking send that completes at once), so
 //! none is watched from its start: a spawned watcher with its own subscription was about
 //! 4 % of the server's profile samples under blocking sends on PostgreSQL, for tasks that
-//! were done before it first ran. [`RemoteCancels::watch`] only queues the execution; one sweeper per runtime
-//! wakes when the queue stops being empty, lets [`WATCH_AFTER`] pass, and takes up the
-//! queued executions that still run (queued up to that long before): it subscribes to their
-//! task's events, then reads the task from the store: a cancel that landed before the
-//! subscription is seen there, and every later one on the bus. A remote cancel thus reaches
-//! an execution younger than [`WATCH_AFTER`] up to that much later, and an older one as
-//! soon as it is notified.
+//! were done before it first ran. [`RemoteCancels::watch`] only queues the execution; one
+//! sweeper per runtime wakes when the queue stops being empty, lets [`WATCH_AFTER`] pass,
+//! and takes up the queued executions that still run (queued up to that long before): it
+//! subscribes to their task's events, then reads the task from the store: a cancel that
+//! landed before the subscription is seen there, and every later one on the bus. A remote
+//! cancel thus reaches an execution younger than [`WATCH_AFTER`] up to that much later,
+//! and an older one as soon as it is notified.
 //!
 //! The sweeper, and the watchers it starts, run on the Tokio runtime that launched the
 //! first execution; if that runtime is shut down while this task runtime lives on, the next
@@ -77,8 +77,8 @@ impl RemoteCancels {
     pub(super) fn watch(&self, shared: &Arc<Shared>, task_id: &str, slot: ExecutionSlot) {
         let wake = {
             let mut state = self.queue.lock();
-            let started = state.sweeper.as_ref().is_none_or(JoinHandle::is_finished);
-            if started {
+            let new_sweeper = state.sweeper.as_ref().is_none_or(JoinHandle::is_finished);
+            if new_sweeper {
                 let sweeper = sweep(self.queue.clone(), Arc::downgrade(shared));
                 state.sweeper = Some(tokio::spawn(sweeper));
             }
@@ -87,7 +87,7 @@ impl RemoteCancels {
                 slot,
             });
             // A new sweeper waits for a wake-up even if executions are queued already.
-            started || state.pending.len() == 1
+            new_sweeper || state.pending.len() == 1
         };
         if wake {
             self.queue.woken.notify_one();
@@ -148,30 +148,15 @@ fn spawn_watcher(
     grace: Duration,
 ) {
     tokio::spawn(async move {
-        let mut ask_store = true;
-        loop {
-            if ask_store {
-                let ended = tokio::select! {
-                    () = slot.done.cancelled() => return,
-                    ended = ended_elsewhere(&*store, &active, &task_id) => ended,
-                };
-                if ended {
-                    break;
-                }
-            }
-            let event = tokio::select! {
-                () = slot.done.cancelled() => return,
-                event = sub.recv() => event,
-            };
-            ask_store = match event {
-                Ok(BusEvent::Appended { state, .. }) if state.is_terminal() => break,
-                Err(RecvError::Lagged(_)) => true,
-                Ok(_) => false,
-                Err(RecvError::Closed) => return,
-            };
-        }
+        let ended = tokio::select! {
+            () = slot.done.cancelled() => false,
+            ended = ended_remotely(&mut sub, &*store, &active, &task_id) => ended,
+        };
         // The entry is not kept past the execution's end by this watcher.
         drop(active);
+        if !ended {
+            return;
+        }
         slot.cancel.cancel();
         slot.end_within(grace).await;
         tracing::info!(
@@ -179,6 +164,30 @@ fn spawn_watcher(
             "task ended by another process: its execution here stopped"
         );
     });
+}
+
+/// Whether another process ended the task: the store first, then the bus (the store again
+/// after the subscription lagged, as it may have dropped the notice). `false` when the bus
+/// closed.
+async fn ended_remotely(
+    sub: &mut BusSubscription,
+    store: &dyn TaskStore,
+    active: &ActiveRef,
+    task_id: &str,
+) -> bool {
+    loop {
+        if ended_elsewhere(store, active, task_id).await {
+            return true;
+        }
+        loop {
+            match sub.recv().await {
+                Ok(BusEvent::Appended { state, .. }) if state.is_terminal() => return true,
+                Ok(_) => {}
+                Err(RecvError::Lagged(_)) => break,
+                Err(RecvError::Closed) => return false,
+            }
+        }
+    }
 }
 
 /// First pause before a failed store read is retried, and the longest.

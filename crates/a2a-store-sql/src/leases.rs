@@ -115,16 +115,21 @@ impl SqlTaskStore {
     /// read error: assumed so). Called after each heartbeat, so a process that starts on the
     /// same database is known within a heartbeat.
     pub async fn refresh_peers(&self, expiry: Duration) -> bool {
-        let others = sqlx::query(
-            "SELECT COUNT(*) FROM a2a_instances WHERE instance_id <> $1 AND heartbeat_ms > $2",
-        )
-        .bind(&*self.instance)
-        .bind(now_ms() - millis(expiry))
-        // `fetch_all`, as every query here (see the crate's documentation): `fetch_one` may
-        // leave the connection's read transaction open, holding the WAL.
-        .fetch_all(&self.pool)
-        .await
-        .and_then(|rows| match rows.first() {
+        let since = now_ms() - millis(expiry);
+        let others = self
+            .stale
+            .retrying(|| {
+                sqlx::query(
+                    "SELECT COUNT(*) FROM a2a_instances WHERE instance_id <> $1 AND heartbeat_ms > $2",
+                )
+                .bind(&*self.instance)
+                .bind(since)
+                // `fetch_all`, as every query here (see the crate's documentation): `fetch_one`
+                // may leave the connection's read transaction open, holding the WAL.
+                .fetch_all(&self.pool)
+            })
+            .await
+            .and_then(|rows| match rows.first() {
             Some(row) => row.try_get::<i64, _>(0),
             None => Ok(1),
         });
@@ -185,19 +190,24 @@ impl SqlTaskStore {
         limit: usize,
     ) -> Result<Vec<AbandonedTask>, StoreError> {
         let cutoff = now_ms().saturating_sub(millis(expiry));
-        let rows = sqlx::query(&format!(
+        let sql = format!(
             "SELECT t.agent_id, t.id, t.seq, t.owner FROM a2a_tasks t
              LEFT JOIN a2a_instances i ON i.instance_id = t.owner
              WHERE t.state IN ($1, $2) AND t.updated_ms < $3
                AND (i.heartbeat_ms IS NULL OR i.heartbeat_ms < $3)
              LIMIT {limit}"
-        ))
-        .bind(i64::from(a2a_types::TaskState::Submitted.number()))
-        .bind(i64::from(a2a_types::TaskState::Working.number()))
-        .bind(cutoff)
-        .fetch_all(&self.pool)
-        .await
-        .map_err(backend)?;
+        );
+        let rows = self
+            .stale
+            .retrying(|| {
+                sqlx::query(&sql)
+                    .bind(i64::from(a2a_types::TaskState::Submitted.number()))
+                    .bind(i64::from(a2a_types::TaskState::Working.number()))
+                    .bind(cutoff)
+                    .fetch_all(&self.pool)
+            })
+            .await
+            .map_err(backend)?;
         let mut out = Vec::with_capacity(rows.len());
         for r in &rows {
             out.push(AbandonedTask {
@@ -246,11 +256,17 @@ impl SqlTaskStore {
                AND (i.heartbeat_ms IS NULL OR i.heartbeat_ms < $1)
              LIMIT {limit}"
         );
-        let mut query = sqlx::query(&sql).bind(cutoff).bind(&*self.instance);
-        for agent in agents {
-            query = query.bind(*agent);
-        }
-        let rows = query.fetch_all(&self.pool).await.map_err(backend)?;
+        let rows = self
+            .stale
+            .retrying(|| {
+                let mut query = sqlx::query(&sql).bind(cutoff).bind(&*self.instance);
+                for agent in agents {
+                    query = query.bind(*agent);
+                }
+                query.fetch_all(&self.pool)
+            })
+            .await
+            .map_err(backend)?;
         rows.iter()
             .map(|r| {
                 Ok(OrphanedPush {

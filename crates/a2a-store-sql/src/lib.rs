@@ -25,6 +25,7 @@ mod notify;
 mod owners;
 mod retention;
 mod schema;
+mod stale_plans;
 #[cfg(feature = "test-util")]
 pub mod test_util;
 mod writer;
@@ -45,6 +46,7 @@ use a2a_types::TaskState;
 use async_trait::async_trait;
 use sqlx::any::{AnyPoolOptions, AnyRow};
 use sqlx::{AnyPool, Row};
+use stale_plans::StalePlans;
 
 /// The SQL dialect behind a store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,6 +104,8 @@ pub struct SqlTaskStore {
     /// Whether another process beat recently (see [`SqlTaskStore::refresh_peers`]); true
     /// until first checked.
     peers: Arc<std::sync::atomic::AtomicBool>,
+    /// Readers' statements refused as prepared before a schema change.
+    stale: Arc<StalePlans>,
 }
 
 /// A database URL, which may hold a password: never printed.
@@ -223,6 +227,7 @@ impl SqlTaskStore {
             Dialect::Postgres => (1, 12),
         };
         let options = options.max_connections(readers);
+        let stale = Arc::new(StalePlans::default());
         let pool = match dialect {
             Dialect::Sqlite => {
                 options
@@ -236,7 +241,16 @@ impl SqlTaskStore {
                     .connect(&url)
                     .await?
             }
-            Dialect::Postgres => options.connect(&url).await?,
+            Dialect::Postgres => {
+                let stale = stale.clone();
+                options
+                    .before_acquire(move |_, meta| {
+                        let fresh = !stale.opened_before_refusal(meta.age);
+                        Box::pin(async move { Ok(fresh) })
+                    })
+                    .connect(&url)
+                    .await?
+            }
         };
         schema::migrate(&pool, dialect).await?;
         let instance: Arc<str> = Arc::from(uuid::Uuid::new_v4().to_string());
@@ -253,6 +267,7 @@ impl SqlTaskStore {
             writers,
             url: Url(Arc::from(url)),
             peers: Arc::new(std::sync::atomic::AtomicBool::new(true)),
+            stale,
         })
     }
 
@@ -266,6 +281,7 @@ impl SqlTaskStore {
             writers: self.writers.clone(),
             url: self.url.clone(),
             peers: self.peers.clone(),
+            stale: self.stale.clone(),
         }
     }
 
@@ -300,15 +316,20 @@ impl SqlTaskStore {
     }
 
     async fn log(&self, task_id: &str, after_seq: u64) -> Result<Vec<TaskEventRecord>, StoreError> {
-        let rows = sqlx::query(
-            "SELECT seq, state, event FROM a2a_task_events WHERE agent_id = $1 AND task_id = $2 AND seq > $3 ORDER BY seq",
-        )
-        .bind(&*self.agent)
-        .bind(task_id)
-        .bind(i64::try_from(after_seq).unwrap_or(i64::MAX))
-        .fetch_all(&self.pool)
-        .await
-        .map_err(backend)?;
+        let after_seq = i64::try_from(after_seq).unwrap_or(i64::MAX);
+        let rows = self
+            .stale
+            .retrying(|| {
+                sqlx::query(
+                    "SELECT seq, state, event FROM a2a_task_events WHERE agent_id = $1 AND task_id = $2 AND seq > $3 ORDER BY seq",
+                )
+                .bind(&*self.agent)
+                .bind(task_id)
+                .bind(after_seq)
+                .fetch_all(&self.pool)
+            })
+            .await
+            .map_err(backend)?;
         let mut log = Vec::with_capacity(rows.len());
         for_each_row(&rows, |row| {
             log.push(record(row)?);
@@ -333,11 +354,17 @@ impl SqlTaskStore {
             "SELECT task_id, event FROM a2a_task_events WHERE agent_id = $1 AND task_id IN ({}) ORDER BY task_id, seq",
             placeholders.join(", ")
         );
-        let mut q = sqlx::query(&sql).bind(&*self.agent);
-        for id in &ids {
-            q = q.bind(*id);
-        }
-        let rows = q.fetch_all(&self.pool).await.map_err(backend)?;
+        let rows = self
+            .stale
+            .retrying(|| {
+                let mut q = sqlx::query(&sql).bind(&*self.agent);
+                for id in &ids {
+                    q = q.bind(*id);
+                }
+                q.fetch_all(&self.pool)
+            })
+            .await
+            .map_err(backend)?;
         for_each_row(&rows, |row| {
             let id: String = row.try_get("task_id").map_err(backend)?;
             let json: String = row.try_get("event").map_err(backend)?;
@@ -347,6 +374,21 @@ impl SqlTaskStore {
         })
         .await?;
         Ok(logs)
+    }
+
+    /// Whether the task exists.
+    async fn exists(&self, task_id: &str) -> Result<bool, StoreError> {
+        let rows = self
+            .stale
+            .retrying(|| {
+                sqlx::query("SELECT 1 AS one FROM a2a_tasks WHERE agent_id = $1 AND id = $2")
+                    .bind(&*self.agent)
+                    .bind(task_id)
+                    .fetch_all(&self.pool)
+            })
+            .await
+            .map_err(backend)?;
+        Ok(!rows.is_empty())
     }
 
     async fn project(
@@ -397,6 +439,20 @@ enum Arg {
     Int(i64),
 }
 
+/// `q` with `args` bound in order.
+fn bind_all<'q>(
+    mut q: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>>,
+    args: &'q [Arg],
+) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>> {
+    for a in args {
+        q = match a {
+            Arg::Text(s) => q.bind(s.as_str()),
+            Arg::Int(n) => q.bind(*n),
+        };
+    }
+    q
+}
+
 #[async_trait]
 impl TaskStore for SqlTaskStore {
     async fn append(
@@ -437,15 +493,7 @@ impl TaskStore for SqlTaskStore {
         let log = self.log(task_id, after_seq).await?;
         if log.is_empty() {
             // Tell an unknown task from one with nothing new.
-            let rows =
-                sqlx::query("SELECT 1 AS one FROM a2a_tasks WHERE agent_id = $1 AND id = $2")
-                    .bind(&*self.agent)
-                    .bind(task_id)
-                    .fetch_all(&self.pool)
-                    .await
-                    .map_err(backend)?;
-            let exists = !rows.is_empty();
-            if !exists {
+            if !self.exists(task_id).await? {
                 return Err(StoreError::NotFound(task_id.to_owned()));
             }
         }
@@ -457,13 +505,7 @@ impl TaskStore for SqlTaskStore {
         task_id: &str,
         config: &a2a_types::TaskPushNotificationConfig,
     ) -> Result<(), StoreError> {
-        let exists = sqlx::query("SELECT 1 AS one FROM a2a_tasks WHERE agent_id = $1 AND id = $2")
-            .bind(&*self.agent)
-            .bind(task_id)
-            .fetch_all(&self.pool)
-            .await
-            .map_err(backend)?;
-        if exists.is_empty() {
+        if !self.exists(task_id).await? {
             return Err(StoreError::NotFound(task_id.to_owned()));
         }
         let json = serde_json::to_string(config).map_err(StoreError::Serialization)?;
@@ -491,14 +533,18 @@ impl TaskStore for SqlTaskStore {
         &self,
         task_id: &str,
     ) -> Result<Vec<a2a_types::TaskPushNotificationConfig>, StoreError> {
-        let rows = sqlx::query(
-            "SELECT config FROM a2a_push_configs WHERE agent_id = $1 AND task_id = $2 ORDER BY position",
-        )
-        .bind(&*self.agent)
-        .bind(task_id)
-        .fetch_all(&self.pool)
-        .await
-        .map_err(backend)?;
+        let rows = self
+            .stale
+            .retrying(|| {
+                sqlx::query(
+                    "SELECT config FROM a2a_push_configs WHERE agent_id = $1 AND task_id = $2 ORDER BY position",
+                )
+                .bind(&*self.agent)
+                .bind(task_id)
+                .fetch_all(&self.pool)
+            })
+            .await
+            .map_err(backend)?;
         rows.iter()
             .map(|r| {
                 let json: String = r.try_get("config").map_err(backend)?;
@@ -571,14 +617,11 @@ impl TaskStore for SqlTaskStore {
         let where_all = format!(" WHERE {}", filters.join(" AND "));
         let total: i64 = {
             let sql = format!("SELECT COUNT(*) AS n FROM a2a_tasks{where_all}");
-            let mut q = sqlx::query(&sql);
-            for a in &args {
-                q = match a {
-                    Arg::Text(s) => q.bind(s.clone()),
-                    Arg::Int(n) => q.bind(*n),
-                };
-            }
-            let rows = q.fetch_all(&self.pool).await.map_err(backend)?;
+            let rows = self
+                .stale
+                .retrying(|| bind_all(sqlx::query(&sql), &args).fetch_all(&self.pool))
+                .await
+                .map_err(backend)?;
             match rows.first() {
                 Some(r) => r.try_get("n").map_err(backend)?,
                 None => 0,
@@ -599,14 +642,11 @@ impl TaskStore for SqlTaskStore {
             "SELECT id, status_ms FROM a2a_tasks{where_page} ORDER BY status_ms DESC, id DESC LIMIT {}",
             limit + 1
         );
-        let mut q = sqlx::query(&sql);
-        for a in args {
-            q = match a {
-                Arg::Text(s) => q.bind(s),
-                Arg::Int(n) => q.bind(n),
-            };
-        }
-        let rows = q.fetch_all(&self.pool).await.map_err(backend)?;
+        let rows = self
+            .stale
+            .retrying(|| bind_all(sqlx::query(&sql), &args).fetch_all(&self.pool))
+            .await
+            .map_err(backend)?;
         let mut keys = Vec::with_capacity(rows.len());
         for r in &rows {
             let id: String = r.try_get("id").map_err(backend)?;

@@ -36,12 +36,16 @@ impl SqlTaskStore {
         qualify: &(dyn Fn(&str) -> Option<String> + Send + Sync),
     ) -> Result<LegacyOwners, StoreError> {
         // The partial index `a2a_tasks_legacy_owner` holds exactly these rows.
-        let rows = sqlx::query(
-            "SELECT agent_id, id, principal FROM a2a_tasks WHERE principal LIKE 'legacy:%'",
-        )
-        .fetch_all(&self.pool)
-        .await
-        .map_err(backend)?;
+        let rows = self
+            .stale
+            .retrying(|| {
+                sqlx::query(
+                    "SELECT agent_id, id, principal FROM a2a_tasks WHERE principal LIKE 'legacy:%'",
+                )
+                .fetch_all(&self.pool)
+            })
+            .await
+            .map_err(backend)?;
         let mut done = LegacyOwners::default();
         let mut mapped = Vec::new();
         for r in &rows {

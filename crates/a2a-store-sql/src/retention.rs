@@ -69,7 +69,9 @@ impl SqlTaskStore {
             .execute(&mut *conn)
             .await
             .map_err(backend)?;
-        let deleted = delete_victims(&mut conn, &victims, cutoff).await;
+        let deleted = delete_victims(&mut conn, &victims, cutoff)
+            .await
+            .inspect_err(|e| self.stale.note(e));
         let end = if deleted.is_ok() {
             "COMMIT"
         } else {
@@ -89,15 +91,20 @@ impl SqlTaskStore {
         limit: usize,
     ) -> Result<Vec<IdleTask>, StoreError> {
         let cutoff = now_ms().saturating_sub(millis(idle));
-        let rows = sqlx::query(&format!(
+        let sql = format!(
             "SELECT agent_id, id FROM a2a_tasks WHERE state IN ($1, $2) AND updated_ms < $3 LIMIT {limit}"
-        ))
-        .bind(i64::from(TaskState::InputRequired.number()))
-        .bind(i64::from(TaskState::AuthRequired.number()))
-        .bind(cutoff)
-        .fetch_all(&self.pool)
-        .await
-        .map_err(backend)?;
+        );
+        let rows = self
+            .stale
+            .retrying(|| {
+                sqlx::query(&sql)
+                    .bind(i64::from(TaskState::InputRequired.number()))
+                    .bind(i64::from(TaskState::AuthRequired.number()))
+                    .bind(cutoff)
+                    .fetch_all(&self.pool)
+            })
+            .await
+            .map_err(backend)?;
         rows.iter()
             .map(|r| {
                 Ok(IdleTask {

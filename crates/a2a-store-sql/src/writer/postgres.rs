@@ -7,10 +7,12 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use sqlx::postgres::PgConnection;
+use sqlx::postgres::{PgArguments, PgConnection, PgRow, Postgres};
+use sqlx::query::Query;
 use sqlx::{Connection, Row};
 
 use super::{DbError, Key, Position, Round, WriteConn};
+use crate::stale_plans::stale_plan;
 use crate::{seq_of, state_of};
 
 /// New tasks `$1`–`$6` and `$20` (their principals), updates `$7`–`$12`, events `$13`–`$17`
@@ -70,6 +72,25 @@ impl Conn {
             sqlx::query(setting).execute(&mut conn).await?;
         }
         Ok(Self(conn, url.to_owned()))
+    }
+
+    /// The rows of `statement`. A statement PostgreSQL refuses as prepared before a schema
+    /// change (see `stale_plans.rs`) ran nothing: the connection's prepared statements are
+    /// cleared and it runs once more.
+    async fn fetch_all<'q>(
+        &mut self,
+        statement: impl Fn() -> Query<'q, Postgres, PgArguments>,
+    ) -> Result<Vec<PgRow>, sqlx::Error> {
+        match statement().fetch_all(&mut self.0).await {
+            Err(e) if stale_plan(&e) => {
+                tracing::info!(
+                    "the writer's statements were prepared before a schema change: preparing them again"
+                );
+                self.0.clear_cached_statements().await?;
+                statement().fetch_all(&mut self.0).await
+            }
+            rows => rows,
+        }
     }
 }
 
@@ -141,10 +162,8 @@ impl WriteConn for Conn {
     async fn positions(&mut self, keys: &[&Key]) -> Result<Vec<(Key, Position)>, DbError> {
         let agents: Vec<&str> = keys.iter().map(|k| &*k.0).collect();
         let ids: Vec<&str> = keys.iter().map(|k| k.1.as_str()).collect();
-        let rows = sqlx::query(POSITIONS)
-            .bind(agents)
-            .bind(ids)
-            .fetch_all(&mut self.0)
+        let rows = self
+            .fetch_all(|| sqlx::query(POSITIONS).bind(&agents).bind(&ids))
             .await?;
         rows.iter()
             .map(|r| {
@@ -160,28 +179,30 @@ impl WriteConn for Conn {
 
     async fn write(&mut self, round: &Round<'_>) -> Result<HashSet<Key>, DbError> {
         let c = Columns::of(round);
-        let rows = sqlx::query(WRITE)
-            .bind(c.c_agent)
-            .bind(c.c_id)
-            .bind(c.c_context)
-            .bind(c.c_state)
-            .bind(c.c_status_ms)
-            .bind(c.c_seq)
-            .bind(c.u_agent)
-            .bind(c.u_id)
-            .bind(c.u_expected)
-            .bind(c.u_seq)
-            .bind(c.u_state)
-            .bind(c.u_status_ms)
-            .bind(c.e_agent)
-            .bind(c.e_id)
-            .bind(c.e_seq)
-            .bind(c.e_state)
-            .bind(c.e_event)
-            .bind(round.now)
-            .bind(round.owner)
-            .bind(c.c_principal)
-            .fetch_all(&mut self.0)
+        let rows = self
+            .fetch_all(|| {
+                sqlx::query(WRITE)
+                    .bind(&c.c_agent)
+                    .bind(&c.c_id)
+                    .bind(&c.c_context)
+                    .bind(&c.c_state)
+                    .bind(&c.c_status_ms)
+                    .bind(&c.c_seq)
+                    .bind(&c.u_agent)
+                    .bind(&c.u_id)
+                    .bind(&c.u_expected)
+                    .bind(&c.u_seq)
+                    .bind(&c.u_state)
+                    .bind(&c.u_status_ms)
+                    .bind(&c.e_agent)
+                    .bind(&c.e_id)
+                    .bind(&c.e_seq)
+                    .bind(&c.e_state)
+                    .bind(&c.e_event)
+                    .bind(round.now)
+                    .bind(round.owner)
+                    .bind(&c.c_principal)
+            })
             .await?;
         rows.iter()
             .map(|r| Ok((Arc::from(r.try_get::<&str, _>(0)?), r.try_get(1)?)))
@@ -194,10 +215,8 @@ impl WriteConn for Conn {
     }
 
     async fn seq(&mut self, key: &Key) -> Result<Option<u64>, DbError> {
-        let rows = sqlx::query(SEQ)
-            .bind(&*key.0)
-            .bind(key.1.as_str())
-            .fetch_all(&mut self.0)
+        let rows = self
+            .fetch_all(|| sqlx::query(SEQ).bind(&*key.0).bind(key.1.as_str()))
             .await?;
         match rows.first() {
             Some(r) => Ok(Some(seq_of(r.try_get(0)?))),

@@ -1,0 +1,108 @@
+//! A store keeps working when another process changes the type of columns it reads (a
+//! newer replica migrating the schema during a rolling upgrade): PostgreSQL refuses the
+//! statements it prepared before (`cached plan must not change result type`), and the
+//! store prepares them again, in its writer and in its readers, without failing a call.
+
+use std::time::Duration;
+
+use a2a_runtime::store::{TaskEvent, TaskQuery, TaskStore};
+use a2a_store_sql::SqlTaskStore;
+use a2a_types::{
+    Message, Part, Role, Task, TaskPushNotificationConfig, TaskState, TaskStatus,
+    TaskStatusUpdateEvent,
+};
+use sqlx::Connection;
+
+/// What the migration that gives identifiers collation `C` does to the columns read back.
+const CHANGE: &str = "
+    ALTER TABLE a2a_tasks ALTER COLUMN id TYPE TEXT COLLATE \"C\";
+    ALTER TABLE a2a_task_events ALTER COLUMN event TYPE TEXT COLLATE \"C\";
+    ALTER TABLE a2a_push_configs ALTER COLUMN config TYPE TEXT COLLATE \"C\";
+    ALTER TABLE a2a_push_configs ALTER COLUMN agent_id TYPE TEXT COLLATE \"C\";";
+
+fn status(task: &str, state: TaskState) -> TaskEvent {
+    TaskEvent::Status(TaskStatusUpdateEvent::new(
+        task,
+        "ctx",
+        TaskStatus::new(state),
+    ))
+}
+
+fn working(id: &str) -> TaskEvent {
+    let mut task = Task::new(id, "ctx", TaskState::Working);
+    task.history
+        .push(Message::new(Role::User, vec![Part::text("hello")]));
+    TaskEvent::Created(task)
+}
+
+/// Every read a running replica makes, each checked.
+async fn read_everything(db: &SqlTaskStore, store: &SqlTaskStore, tasks: &[&str]) {
+    // Several at once, so that several pooled connections prepare (or meet) the statement.
+    let mut gets = tokio::task::JoinSet::new();
+    for id in tasks {
+        let (store, id) = (store.clone(), id.to_string());
+        gets.spawn(async move { (store.get(&id, None).await, id) });
+    }
+    while let Some(done) = gets.join_next().await {
+        let (got, id) = done.unwrap();
+        let snap = got.expect("get").expect("the task exists");
+        assert_eq!(snap.task.id, id);
+    }
+    let mut q = TaskQuery::default();
+    q.page_size = 10;
+    let page = store.list(&q).await.expect("list");
+    assert_eq!(page.total_size, tasks.len());
+    assert_eq!(page.tasks.len(), tasks.len());
+    let events = store.events_after(tasks[0], 0).await.expect("events");
+    assert!(!events.is_empty());
+    let configs = store.push_configs(tasks[0]).await.expect("push configs");
+    assert_eq!(configs.len(), 1);
+    db.abandoned(Duration::from_secs(3600), 10)
+        .await
+        .expect("abandoned");
+    db.orphaned_push(Duration::from_secs(3600), &["agent"], 10)
+        .await
+        .expect("orphaned push");
+    db.idle_interrupted(Duration::from_secs(3600), 10)
+        .await
+        .expect("idle interrupted");
+}
+
+#[cfg_attr(
+    not(a2a_postgres),
+    ignore = "needs PostgreSQL: set A2A_TEST_POSTGRES_URL"
+)]
+#[tokio::test]
+async fn statements_prepared_before_a_column_type_change_are_prepared_again() {
+    let Some(url) = a2a_store_sql::test_util::postgres_schema_url().await else {
+        return;
+    };
+    let db = SqlTaskStore::connect(&url).await.unwrap();
+    let store = db.scoped("agent");
+    // Prepared before the change: the writer's round (creates and updates) and every read.
+    store.append("a", 0, vec![working("a")]).await.unwrap();
+    store.append("b", 0, vec![working("b")]).await.unwrap();
+    let mut config = TaskPushNotificationConfig::default();
+    config.id = Some("hook".to_owned());
+    config.task_id = Some("a".to_owned());
+    config.url = "https://example.com/hook".to_owned();
+    store.put_push_config("a", &config).await.unwrap();
+    read_everything(&db, &store, &["a", "b"]).await;
+
+    let mut admin = sqlx::PgConnection::connect(&url).await.unwrap();
+    sqlx::raw_sql(CHANGE).execute(&mut admin).await.unwrap();
+
+    // An update of a task the writer knows, then a new task: the same statement.
+    let updated = store
+        .append("a", 1, vec![status("a", TaskState::InputRequired)])
+        .await
+        .expect("an update after the change");
+    assert_eq!(updated.last().map(|r| r.seq), Some(2));
+    store
+        .append("c", 0, vec![working("c")])
+        .await
+        .expect("a new task after the change");
+    read_everything(&db, &store, &["a", "b", "c"]).await;
+    let a = store.get("a", None).await.unwrap().unwrap();
+    assert_eq!(a.task.status.state, TaskState::InputRequired);
+}

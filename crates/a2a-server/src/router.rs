@@ -158,10 +158,7 @@ pub fn agent_rpc_routes(
             auth,
             rpc_path: path.to_owned(),
         });
-        router = router.layer(axum::middleware::from_fn_with_state(
-            gate,
-            crate::auth::gate,
-        ));
+        router = router.layer(crate::auth::GateLayer(gate));
     }
     (router, card)
 }

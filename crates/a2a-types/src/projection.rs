@@ -30,7 +30,9 @@ pub trait TaskProjection<'a> {
     fn set_status(&mut self, status: &'a TaskStatus);
     /// Appends a message to the history.
     fn push_history(&mut self, message: &'a Message);
-    /// The position of the artifact with this id.
+    /// The position of the artifact with this id (ids are unique in a task). Implementations
+    /// search from the end: a stream's chunks extend its newest artifact, which is then found
+    /// at once however many came before.
     fn artifact_index(&self, artifact_id: &str) -> Option<usize>;
     /// Extends the artifact at `index` with `chunk` (see [`Artifact::append_chunk`]).
     fn append_to_artifact(&mut self, index: usize, chunk: &'a Artifact);
@@ -107,7 +109,7 @@ impl<'a> TaskProjection<'a> for Task {
     fn artifact_index(&self, artifact_id: &str) -> Option<usize> {
         self.artifacts
             .iter()
-            .position(|a| a.artifact_id == artifact_id)
+            .rposition(|a| a.artifact_id == artifact_id)
     }
 
     fn append_to_artifact(&mut self, index: usize, chunk: &'a Artifact) {

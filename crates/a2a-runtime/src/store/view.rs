@@ -131,7 +131,7 @@ impl<'a> TaskProjection<'a> for TaskView<'a> {
     fn artifact_index(&self, artifact_id: &str) -> Option<usize> {
         self.artifacts
             .iter()
-            .position(|a| a.artifact_id == artifact_id)
+            .rposition(|a| a.artifact_id == artifact_id)
     }
 
     fn append_to_artifact(&mut self, index: usize, chunk: &'a Artifact) {

@@ -133,6 +133,12 @@ fn keys_unavailable() -> A2aError {
     }
 }
 
+fn no_token() -> A2aError {
+    A2aError::Unauthenticated {
+        detail: "this agent requires a bearer token (a JWT)".into(),
+    }
+}
+
 fn invalid(detail: &str) -> A2aError {
     A2aError::Unauthenticated {
         detail: format!("the bearer token is not a valid JWT for this agent: {detail}"),
@@ -339,11 +345,17 @@ impl Authenticator for JwtAuthenticator {
         vec![HeaderValue::from_static("Bearer realm=\"a2a\"")]
     }
 
+    /// Known now without a token, and for a token verified before with the keys held.
+    fn authenticate_now(&self, headers: &HeaderMap) -> Option<Result<Principal, A2aError>> {
+        let Some(token) = bearer_token(headers) else {
+            return Some(Err(no_token()));
+        };
+        self.remembered(token).map(Ok)
+    }
+
     async fn authenticate(&self, headers: &HeaderMap) -> Result<Principal, A2aError> {
         let Some(token) = bearer_token(headers) else {
-            return Err(A2aError::Unauthenticated {
-                detail: "this agent requires a bearer token (a JWT)".into(),
-            });
+            return Err(no_token());
         };
         if let Some(principal) = self.remembered(token) {
             return Ok(principal);

@@ -17,7 +17,10 @@ use async_trait::async_trait;
 use axum::http::{HeaderMap, HeaderName, HeaderValue};
 use sha2::{Digest, Sha256};
 
+mod gate;
 pub mod jwt;
+
+pub(crate) use gate::{Gate, GateLayer};
 
 pub use a2a_runtime::Principal;
 
@@ -42,6 +45,15 @@ pub trait Authenticator: Send + Sync + std::fmt::Debug + 'static {
 
     /// The caller of a request with `headers`, or why not.
     async fn authenticate(&self, headers: &HeaderMap) -> Result<Principal, A2aError>;
+
+    /// What [`authenticate`](Self::authenticate) would answer, when that is known without
+    /// waiting (no keys to fetch); `None` otherwise. The server asks this first: a request
+    /// it decides is passed on at once, with no future of its own. It must agree with
+    /// `authenticate`. Default: `None`.
+    fn authenticate_now(&self, headers: &HeaderMap) -> Option<Result<Principal, A2aError>> {
+        let _ = headers;
+        None
+    }
 
     /// The principal a task owner recorded by a version that did not qualify principals (a
     /// bare `name`) is now, if this authenticator would have vouched for that name; used
@@ -168,6 +180,25 @@ impl Authenticator for StaticCredentials {
     }
 
     async fn authenticate(&self, headers: &HeaderMap) -> Result<Principal, A2aError> {
+        self.check(headers)
+    }
+
+    fn authenticate_now(&self, headers: &HeaderMap) -> Option<Result<Principal, A2aError>> {
+        Some(self.check(headers))
+    }
+
+    /// A bearer token's principal of that name, else an API key's (a name configured for
+    /// both was one caller before, and stays the token's).
+    fn legacy_principal(&self, name: &str) -> Option<Principal> {
+        let named =
+            |map: &HashMap<[u8; 32], Principal>| map.values().find(|p| p.name() == name).cloned();
+        named(&self.tokens).or_else(|| named(&self.api_keys))
+    }
+}
+
+impl StaticCredentials {
+    /// The principal of the credentials in `headers`: nothing to wait for.
+    fn check(&self, headers: &HeaderMap) -> Result<Principal, A2aError> {
         if let Some(token) = bearer_token(headers) {
             return self.tokens.get(&digest(token)).cloned().ok_or_else(|| {
                 A2aError::Unauthenticated {
@@ -190,13 +221,11 @@ impl Authenticator for StaticCredentials {
             detail: "this agent requires credentials (see securitySchemes in its card)".into(),
         })
     }
+}
 
-    /// A bearer token's principal of that name, else an API key's (a name configured for
-    /// both was one caller before, and stays the token's).
-    fn legacy_principal(&self, name: &str) -> Option<Principal> {
-        let named =
-            |map: &HashMap<[u8; 32], Principal>| map.values().find(|p| p.name() == name).cloned();
-        named(&self.tokens).or_else(|| named(&self.api_keys))
+fn no_credentials_accepted() -> A2aError {
+    A2aError::Unauthenticated {
+        detail: "no credentials are accepted".into(),
     }
 }
 
@@ -232,9 +261,22 @@ impl Authenticator for AnyOf {
                 }
             }
         }
-        Err(first_error.unwrap_or_else(|| A2aError::Unauthenticated {
-            detail: "no credentials are accepted".into(),
-        }))
+        Err(first_error.unwrap_or_else(no_credentials_accepted))
+    }
+
+    /// Known now when every authenticator tried (in order, up to the first that accepts)
+    /// knows its answer now.
+    fn authenticate_now(&self, headers: &HeaderMap) -> Option<Result<Principal, A2aError>> {
+        let mut first_error = None;
+        for a in &self.0 {
+            match a.authenticate_now(headers)? {
+                Ok(p) => return Some(Ok(p)),
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        Some(Err(first_error.unwrap_or_else(no_credentials_accepted)))
     }
 
     /// The first authenticator's that has one (the order requests are tried in).
@@ -263,34 +305,6 @@ pub(crate) fn unauthorized(
             .append(axum::http::header::WWW_AUTHENTICATE, c);
     }
     resp
-}
-
-/// Middleware state: the authenticator and the path of the agent's JSON-RPC endpoint.
-#[derive(Debug, Clone)]
-pub(crate) struct Gate {
-    pub(crate) auth: Arc<dyn Authenticator>,
-    pub(crate) rpc_path: String,
-}
-
-/// Authenticates a request to an agent's JSON-RPC or HTTP+JSON routes before its body is
-/// read; the principal goes into the request's extensions.
-pub(crate) async fn gate(
-    axum::extract::State(gate): axum::extract::State<Arc<Gate>>,
-    mut request: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> axum::response::Response {
-    match gate.auth.authenticate(request.headers()).await {
-        Ok(principal) => {
-            request.extensions_mut().insert(principal);
-            next.run(request).await
-        }
-        Err(e) => {
-            crate::metrics::global().connection_refused("unauthenticated");
-            let path = request.uri().path().trim_end_matches('/');
-            let jsonrpc = path == gate.rpc_path.trim_end_matches('/');
-            unauthorized(&*gate.auth, &e, jsonrpc)
-        }
-    }
 }
 
 #[cfg(test)]
@@ -368,5 +382,61 @@ mod tests {
         assert_eq!(id("alice").as_deref(), Some("token:alice"));
         assert_eq!(id("ci").as_deref(), Some("apikey:ci"));
         assert_eq!(id("mallory"), None);
+    }
+
+    /// An authenticator that only answers by waiting (as a JWT whose keys are not fetched).
+    #[derive(Debug)]
+    struct Waits(StaticCredentials);
+
+    #[async_trait]
+    impl Authenticator for Waits {
+        fn schemes(&self) -> (BTreeMap<String, SecurityScheme>, Vec<SecurityRequirement>) {
+            self.0.schemes()
+        }
+        fn challenges(&self) -> Vec<HeaderValue> {
+            self.0.challenges()
+        }
+        async fn authenticate(&self, headers: &HeaderMap) -> Result<Principal, A2aError> {
+            tokio::task::yield_now().await;
+            self.0.authenticate(headers).await
+        }
+    }
+
+    /// The outcome as comparable text: the principal, or the error's message.
+    fn outcome(r: Result<Principal, A2aError>) -> String {
+        match r {
+            Ok(p) => p.id().to_owned(),
+            Err(e) => format!("error: {e}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn answers_known_now_agree_with_the_awaited_ones() {
+        let alice = StaticCredentials::new().bearer("alice", "t-alice");
+        let bob = StaticCredentials::new().api_key("bob", "k-bob");
+        let cases = [
+            headers(&[("authorization", "Bearer t-alice")]),
+            headers(&[("x-api-key", "k-bob")]),
+            headers(&[("authorization", "Bearer nope")]),
+            headers(&[]),
+        ];
+        let now_only = AnyOf(vec![Arc::new(alice.clone()), Arc::new(bob.clone())]);
+        let waits_last = AnyOf(vec![Arc::new(alice.clone()), Arc::new(Waits(bob.clone()))]);
+        for h in &cases {
+            for auth in [&alice as &dyn Authenticator, &bob, &now_only] {
+                let now = auth.authenticate_now(h).map(outcome);
+                assert_eq!(now, Some(outcome(auth.authenticate(h).await)), "{auth:?}");
+            }
+            // Known now only when the first to accept knows now; else left to the wait.
+            let now = waits_last.authenticate_now(h).map(outcome);
+            let awaited = outcome(waits_last.authenticate(h).await);
+            if awaited == "token:alice" {
+                assert_eq!(now.as_deref(), Some("token:alice"));
+            } else {
+                assert_eq!(now, None, "{awaited}");
+            }
+        }
+        let waits = Waits(alice);
+        assert!(waits.authenticate_now(&cases[0]).is_none());
     }
 }

@@ -24,8 +24,11 @@ pub(crate) fn stale_plan(e: &sqlx::Error) -> bool {
     };
     db.try_downcast_ref::<sqlx::postgres::PgDatabaseError>()
         .is_some_and(|pg| {
-            // 0A000 is `feature_not_supported`, which other refusals share.
-            pg.code() == "0A000" && pg.message().starts_with("cached plan must not change")
+            // 0A000 is `feature_not_supported`, which other refusals share; the function that
+            // raised it tells them apart (the message may be in the server's language).
+            pg.code() == "0A000"
+                && (pg.routine() == Some("RevalidateCachedQuery")
+                    || pg.message().starts_with("cached plan must not change"))
         })
 }
 

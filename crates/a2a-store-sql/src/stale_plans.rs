@@ -108,8 +108,9 @@ mod tests {
         assert!(!plans.opened_before_refusal(Duration::from_secs(3600)));
         std::thread::sleep(Duration::from_millis(20));
         plans.seen();
-        // Opened 10 ms before the refusal, and 10 ms after it (measured now, right after).
-        assert!(plans.opened_before_refusal(Duration::from_millis(10)));
+        // Opened 10 s before the refusal (measured right after it).
+        assert!(plans.opened_before_refusal(Duration::from_secs(10)));
+        // 30 ms later: a connection opened 10 ms ago came after it.
         std::thread::sleep(Duration::from_millis(30));
         assert!(!plans.opened_before_refusal(Duration::from_millis(10)));
         assert!(plans.opened_before_refusal(Duration::from_secs(10)));

@@ -35,37 +35,76 @@ fn working(id: &str) -> TaskEvent {
     TaskEvent::Created(task)
 }
 
-/// Every read a running replica makes, each checked.
-async fn read_everything(db: &SqlTaskStore, store: &SqlTaskStore, tasks: &[&str]) {
-    // Several at once, so that several pooled connections prepare (or meet) the statement.
-    let mut gets = tokio::task::JoinSet::new();
-    for id in tasks {
-        let (store, id) = (store.clone(), id.to_string());
-        gets.spawn(async move { (store.get(&id, None).await, id) });
+/// A read a running replica makes.
+#[derive(Debug, Clone, Copy)]
+enum Read {
+    Get,
+    List,
+    Events,
+    PushConfigs,
+    Abandoned,
+    OrphanedPush,
+    IdleInterrupted,
+}
+
+const READS: [Read; 7] = [
+    Read::Get,
+    Read::List,
+    Read::Events,
+    Read::PushConfigs,
+    Read::Abandoned,
+    Read::OrphanedPush,
+    Read::IdleInterrupted,
+];
+
+/// Runs `read` on `db`'s agent, whose tasks are `tasks`, and checks what it finds.
+async fn read(read: Read, db: &SqlTaskStore, tasks: &[&str]) {
+    let store = db.scoped("agent");
+    match read {
+        Read::Get => {
+            // Several at once, so that several pooled connections meet the statement.
+            let mut gets = tokio::task::JoinSet::new();
+            for id in tasks {
+                let (store, id) = (store.clone(), id.to_string());
+                gets.spawn(async move { (store.get(&id, None).await, id) });
+            }
+            while let Some(done) = gets.join_next().await {
+                let (got, id) = done.unwrap();
+                let snap = got.expect("get").expect("the task exists");
+                assert_eq!(snap.task.id, id);
+            }
+        }
+        Read::List => {
+            let mut q = TaskQuery::default();
+            q.page_size = 10;
+            let page = store.list(&q).await.expect("list");
+            assert_eq!(page.total_size, tasks.len());
+            assert_eq!(page.tasks.len(), tasks.len());
+        }
+        Read::Events => {
+            let events = store.events_after(tasks[0], 0).await.expect("events");
+            assert!(!events.is_empty());
+        }
+        Read::PushConfigs => {
+            let configs = store.push_configs(tasks[0]).await.expect("push configs");
+            assert_eq!(configs.len(), 1);
+        }
+        Read::Abandoned => {
+            db.abandoned(Duration::from_secs(3600), 10)
+                .await
+                .expect("abandoned");
+        }
+        Read::OrphanedPush => {
+            db.orphaned_push(Duration::from_secs(3600), &["agent"], 10)
+                .await
+                .expect("orphaned push");
+        }
+        Read::IdleInterrupted => {
+            db.idle_interrupted(Duration::from_secs(3600), 10)
+                .await
+                .expect("idle interrupted");
+        }
     }
-    while let Some(done) = gets.join_next().await {
-        let (got, id) = done.unwrap();
-        let snap = got.expect("get").expect("the task exists");
-        assert_eq!(snap.task.id, id);
-    }
-    let mut q = TaskQuery::default();
-    q.page_size = 10;
-    let page = store.list(&q).await.expect("list");
-    assert_eq!(page.total_size, tasks.len());
-    assert_eq!(page.tasks.len(), tasks.len());
-    let events = store.events_after(tasks[0], 0).await.expect("events");
-    assert!(!events.is_empty());
-    let configs = store.push_configs(tasks[0]).await.expect("push configs");
-    assert_eq!(configs.len(), 1);
-    db.abandoned(Duration::from_secs(3600), 10)
-        .await
-        .expect("abandoned");
-    db.orphaned_push(Duration::from_secs(3600), &["agent"], 10)
-        .await
-        .expect("orphaned push");
-    db.idle_interrupted(Duration::from_secs(3600), 10)
-        .await
-        .expect("idle interrupted");
 }
 
 #[cfg_attr(
@@ -79,7 +118,6 @@ async fn statements_prepared_before_a_column_type_change_are_prepared_again() {
     };
     let db = SqlTaskStore::connect(&url).await.unwrap();
     let store = db.scoped("agent");
-    // Prepared before the change: the writer's round (creates and updates) and every read.
     store.append("a", 0, vec![working("a")]).await.unwrap();
     store.append("b", 0, vec![working("b")]).await.unwrap();
     let mut config = TaskPushNotificationConfig::default();
@@ -87,22 +125,54 @@ async fn statements_prepared_before_a_column_type_change_are_prepared_again() {
     config.task_id = Some("a".to_owned());
     config.url = "https://example.com/hook".to_owned();
     store.put_push_config("a", &config).await.unwrap();
-    read_everything(&db, &store, &["a", "b"]).await;
+    // Another replica, whose writer reads the position of a task it did not write.
+    let other = SqlTaskStore::connect(&url).await.unwrap().scoped("agent");
+    other
+        .append("b", 1, vec![status("b", TaskState::Working)])
+        .await
+        .unwrap();
+    // A replica per read, each having prepared every read: the first statement each runs
+    // after the change is its own read's.
+    let mut readers = Vec::new();
+    for r in READS {
+        let replica = SqlTaskStore::connect(&url).await.unwrap();
+        for each in READS {
+            read(each, &replica, &["a", "b"]).await;
+        }
+        readers.push((r, replica));
+    }
 
     let mut admin = sqlx::PgConnection::connect(&url).await.unwrap();
     sqlx::raw_sql(CHANGE).execute(&mut admin).await.unwrap();
 
-    // An update of a task the writer knows, then a new task: the same statement.
-    let updated = store
+    // The other writer: the position it reads first, then its round.
+    let updated = other
         .append("a", 1, vec![status("a", TaskState::InputRequired)])
         .await
-        .expect("an update after the change");
+        .expect("an update of a task another replica wrote, after the change");
     assert_eq!(updated.last().map(|r| r.seq), Some(2));
+    // This writer: its round, then the position it reads back on a conflict.
     store
         .append("c", 0, vec![working("c")])
         .await
         .expect("a new task after the change");
-    read_everything(&db, &store, &["a", "b", "c"]).await;
+    let stale = store
+        .append("b", 1, vec![status("b", TaskState::Completed)])
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            stale,
+            a2a_runtime::store::StoreError::Conflict { actual: 2, .. }
+        ),
+        "{stale:?}"
+    );
+    for (r, replica) in &readers {
+        read(*r, replica, &["a", "b", "c"]).await;
+    }
+    for r in READS {
+        read(r, &db, &["a", "b", "c"]).await;
+    }
     let a = store.get("a", None).await.unwrap().unwrap();
     assert_eq!(a.task.status.state, TaskState::InputRequired);
 }

@@ -152,7 +152,12 @@ impl Task {
 
     /// Looks an artifact up by id.
     pub fn artifact(&self, artifact_id: &str) -> Option<&Artifact> {
-        self.artifacts.iter().find(|a| a.artifact_id == artifact_id)
+        // From the end, as projection looks artifacts up: with a duplicated id (a task built
+        // elsewhere), the one found is the one appended to.
+        self.artifacts
+            .iter()
+            .rev()
+            .find(|a| a.artifact_id == artifact_id)
     }
 }
 

@@ -99,17 +99,20 @@ async fn admit(
     let headers = metadata.into_headers();
     let peer = extensions.get::<crate::limits::PeerAddr>().map(|p| p.0);
     let principal = match handler.authenticator() {
-        // Known at once for configured credentials and remembered JWTs: no boxed future.
-        Some(auth) => match match auth.authenticate_now(&headers) {
-            Some(known) => known,
-            None => auth.authenticate(&headers).await,
-        } {
-            Ok(p) => Some(p),
-            Err(e) => {
-                crate::metrics::global().connection_refused("unauthenticated");
-                return Err(to_status(&e));
+        Some(auth) => {
+            // Known at once for configured credentials and remembered JWTs: no boxed future.
+            let checked = match auth.authenticate_now(&headers) {
+                Some(known) => known,
+                None => auth.authenticate(&headers).await,
+            };
+            match checked {
+                Ok(p) => Some(p),
+                Err(e) => {
+                    crate::metrics::global().connection_refused("unauthenticated");
+                    return Err(to_status(&e));
+                }
             }
-        },
+        }
         None => None,
     };
     match negotiate_version(&headers, None) {

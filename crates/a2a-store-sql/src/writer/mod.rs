@@ -429,6 +429,7 @@ impl<C: WriteConn> Writer<C> {
             self.health.succeeded();
             written
         };
+        let mut conflicted = Vec::new();
         for p in planned {
             if written.contains(&p.key) {
                 if p.after.state.is_terminal() {
@@ -444,18 +445,30 @@ impl<C: WriteConn> Writer<C> {
             } else if p.expected == 0 {
                 answers[p.index] = Some(Err(StoreError::AlreadyExists(p.key.1)));
             } else {
-                // Another replica wrote since this writer last did: say where it is.
                 self.positions.remove(&p.key);
-                let e = match self.conn.seq(&p.key).await? {
-                    None => StoreError::NotFound(p.key.1),
-                    Some(actual) => StoreError::Conflict {
-                        task_id: p.key.1,
-                        expected: p.expected,
-                        actual,
-                    },
-                };
-                answers[p.index] = Some(Err(e));
+                conflicted.push(p);
             }
+        }
+        // Another replica wrote since this writer last did: say where each task is. The
+        // round is committed and its other appends answered, so a failed read fails only
+        // the append it was for.
+        for p in conflicted {
+            let e = match self.conn.seq(&p.key).await {
+                Ok(None) => StoreError::NotFound(p.key.1),
+                Ok(Some(actual)) => StoreError::Conflict {
+                    task_id: p.key.1,
+                    expected: p.expected,
+                    actual,
+                },
+                Err(e) => {
+                    if unreachable(&e) {
+                        self.broken = true;
+                        self.health.failed();
+                    }
+                    store_error(&e)
+                }
+            };
+            answers[p.index] = Some(Err(e));
         }
         Ok(())
     }

@@ -117,16 +117,12 @@ impl SqlTaskStore {
     pub async fn refresh_peers(&self, expiry: Duration) -> bool {
         let since = now_ms() - millis(expiry);
         let others = self
-            .stale
-            .retrying(|| {
+            .rows(|| {
                 sqlx::query(
                     "SELECT COUNT(*) FROM a2a_instances WHERE instance_id <> $1 AND heartbeat_ms > $2",
                 )
                 .bind(&*self.instance)
                 .bind(since)
-                // `fetch_all`, as every query here (see the crate's documentation): `fetch_one`
-                // may leave the connection's read transaction open, holding the WAL.
-                .fetch_all(&self.pool)
             })
             .await
             .and_then(|rows| match rows.first() {
@@ -198,13 +194,11 @@ impl SqlTaskStore {
              LIMIT {limit}"
         );
         let rows = self
-            .stale
-            .retrying(|| {
+            .rows(|| {
                 sqlx::query(&sql)
                     .bind(i64::from(a2a_types::TaskState::Submitted.number()))
                     .bind(i64::from(a2a_types::TaskState::Working.number()))
                     .bind(cutoff)
-                    .fetch_all(&self.pool)
             })
             .await
             .map_err(backend)?;
@@ -257,13 +251,12 @@ impl SqlTaskStore {
              LIMIT {limit}"
         );
         let rows = self
-            .stale
-            .retrying(|| {
+            .rows(|| {
                 let mut query = sqlx::query(&sql).bind(cutoff).bind(&*self.instance);
                 for agent in agents {
                     query = query.bind(*agent);
                 }
-                query.fetch_all(&self.pool)
+                query
             })
             .await
             .map_err(backend)?;

@@ -315,18 +315,23 @@ impl SqlTaskStore {
         &self.pool
     }
 
+    /// The rows of the query `query` builds, read on the pool (with `fetch_all`, see the
+    /// crate's documentation); built and run once more when PostgreSQL refused it as
+    /// prepared before a schema change (see `stale_plans.rs`).
+    async fn rows<'q>(&self, query: impl Fn() -> AnyQuery<'q>) -> Result<Vec<AnyRow>, sqlx::Error> {
+        self.stale.retrying(|| query().fetch_all(&self.pool)).await
+    }
+
     async fn log(&self, task_id: &str, after_seq: u64) -> Result<Vec<TaskEventRecord>, StoreError> {
         let after_seq = i64::try_from(after_seq).unwrap_or(i64::MAX);
         let rows = self
-            .stale
-            .retrying(|| {
+            .rows(|| {
                 sqlx::query(
                     "SELECT seq, state, event FROM a2a_task_events WHERE agent_id = $1 AND task_id = $2 AND seq > $3 ORDER BY seq",
                 )
                 .bind(&*self.agent)
                 .bind(task_id)
                 .bind(after_seq)
-                .fetch_all(&self.pool)
             })
             .await
             .map_err(backend)?;
@@ -355,13 +360,12 @@ impl SqlTaskStore {
             placeholders.join(", ")
         );
         let rows = self
-            .stale
-            .retrying(|| {
+            .rows(|| {
                 let mut q = sqlx::query(&sql).bind(&*self.agent);
                 for id in &ids {
                     q = q.bind(*id);
                 }
-                q.fetch_all(&self.pool)
+                q
             })
             .await
             .map_err(backend)?;
@@ -379,12 +383,10 @@ impl SqlTaskStore {
     /// Whether the task exists.
     async fn exists(&self, task_id: &str) -> Result<bool, StoreError> {
         let rows = self
-            .stale
-            .retrying(|| {
+            .rows(|| {
                 sqlx::query("SELECT 1 AS one FROM a2a_tasks WHERE agent_id = $1 AND id = $2")
                     .bind(&*self.agent)
                     .bind(task_id)
-                    .fetch_all(&self.pool)
             })
             .await
             .map_err(backend)?;
@@ -439,11 +441,11 @@ enum Arg {
     Int(i64),
 }
 
+/// A query on the readers' pool, its arguments bound.
+type AnyQuery<'q> = sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>>;
+
 /// `q` with `args` bound in order.
-fn bind_all<'q>(
-    mut q: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>>,
-    args: &'q [Arg],
-) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>> {
+fn bind_all<'q>(mut q: AnyQuery<'q>, args: &'q [Arg]) -> AnyQuery<'q> {
     for a in args {
         q = match a {
             Arg::Text(s) => q.bind(s.as_str()),
@@ -534,14 +536,12 @@ impl TaskStore for SqlTaskStore {
         task_id: &str,
     ) -> Result<Vec<a2a_types::TaskPushNotificationConfig>, StoreError> {
         let rows = self
-            .stale
-            .retrying(|| {
+            .rows(|| {
                 sqlx::query(
                     "SELECT config FROM a2a_push_configs WHERE agent_id = $1 AND task_id = $2 ORDER BY position",
                 )
                 .bind(&*self.agent)
                 .bind(task_id)
-                .fetch_all(&self.pool)
             })
             .await
             .map_err(backend)?;
@@ -618,8 +618,7 @@ impl TaskStore for SqlTaskStore {
         let total: i64 = {
             let sql = format!("SELECT COUNT(*) AS n FROM a2a_tasks{where_all}");
             let rows = self
-                .stale
-                .retrying(|| bind_all(sqlx::query(&sql), &args).fetch_all(&self.pool))
+                .rows(|| bind_all(sqlx::query(&sql), &args))
                 .await
                 .map_err(backend)?;
             match rows.first() {
@@ -643,8 +642,7 @@ impl TaskStore for SqlTaskStore {
             limit + 1
         );
         let rows = self
-            .stale
-            .retrying(|| bind_all(sqlx::query(&sql), &args).fetch_all(&self.pool))
+            .rows(|| bind_all(sqlx::query(&sql), &args))
             .await
             .map_err(backend)?;
         let mut keys = Vec::with_capacity(rows.len());

@@ -37,12 +37,10 @@ impl SqlTaskStore {
     ) -> Result<LegacyOwners, StoreError> {
         // The partial index `a2a_tasks_legacy_owner` holds exactly these rows.
         let rows = self
-            .stale
-            .retrying(|| {
+            .rows(|| {
                 sqlx::query(
                     "SELECT agent_id, id, principal FROM a2a_tasks WHERE principal LIKE 'legacy:%'",
                 )
-                .fetch_all(&self.pool)
             })
             .await
             .map_err(backend)?;

@@ -95,13 +95,11 @@ impl SqlTaskStore {
             "SELECT agent_id, id FROM a2a_tasks WHERE state IN ($1, $2) AND updated_ms < $3 LIMIT {limit}"
         );
         let rows = self
-            .stale
-            .retrying(|| {
+            .rows(|| {
                 sqlx::query(&sql)
                     .bind(i64::from(TaskState::InputRequired.number()))
                     .bind(i64::from(TaskState::AuthRequired.number()))
                     .bind(cutoff)
-                    .fetch_all(&self.pool)
             })
             .await
             .map_err(backend)?;

@@ -3,25 +3,14 @@
 //! second process writing the same task is caught by the sequence check even when this
 //! process's writer remembers an older position.
 
+mod common;
+
 use std::sync::Arc;
 
 use a2a_runtime::store::{StoreError, TaskEvent, TaskStore};
 use a2a_store_sql::SqlTaskStore;
-use a2a_types::{
-    Artifact, Part, Task, TaskArtifactUpdateEvent, TaskState, TaskStatus, TaskStatusUpdateEvent,
-};
-
-fn created(id: &str) -> TaskEvent {
-    TaskEvent::Created(Task::new(id, "ctx", TaskState::Submitted))
-}
-
-fn status(id: &str, state: TaskState) -> TaskEvent {
-    TaskEvent::Status(TaskStatusUpdateEvent::new(
-        id,
-        "ctx",
-        TaskStatus::new(state),
-    ))
-}
+use a2a_types::{Artifact, Part, TaskArtifactUpdateEvent, TaskState};
+use common::{created, status};
 
 fn artifact(id: &str) -> TaskEvent {
     TaskEvent::Artifact(TaskArtifactUpdateEvent::new(

@@ -3,14 +3,14 @@
 //! statements it prepared before (`cached plan must not change result type`), and the
 //! store prepares them again, in its writer and in its readers, without failing a call.
 
+mod common;
+
 use std::time::Duration;
 
-use a2a_runtime::store::{TaskEvent, TaskQuery, TaskStore};
+use a2a_runtime::store::{TaskQuery, TaskStore};
 use a2a_store_sql::SqlTaskStore;
-use a2a_types::{
-    Message, Part, Role, Task, TaskPushNotificationConfig, TaskState, TaskStatus,
-    TaskStatusUpdateEvent,
-};
+use a2a_types::{TaskPushNotificationConfig, TaskState};
+use common::{created, status};
 use sqlx::Connection;
 
 /// What the migration that gives identifiers collation `C` does to the columns read back.
@@ -19,21 +19,6 @@ const CHANGE: &str = "
     ALTER TABLE a2a_task_events ALTER COLUMN event TYPE TEXT COLLATE \"C\";
     ALTER TABLE a2a_push_configs ALTER COLUMN config TYPE TEXT COLLATE \"C\";
     ALTER TABLE a2a_push_configs ALTER COLUMN agent_id TYPE TEXT COLLATE \"C\";";
-
-fn status(task: &str, state: TaskState) -> TaskEvent {
-    TaskEvent::Status(TaskStatusUpdateEvent::new(
-        task,
-        "ctx",
-        TaskStatus::new(state),
-    ))
-}
-
-fn working(id: &str) -> TaskEvent {
-    let mut task = Task::new(id, "ctx", TaskState::Working);
-    task.history
-        .push(Message::new(Role::User, vec![Part::text("hello")]));
-    TaskEvent::Created(task)
-}
 
 /// A read a running replica makes.
 #[derive(Debug, Clone, Copy)]
@@ -62,16 +47,13 @@ async fn read(read: Read, db: &SqlTaskStore, tasks: &[&str]) {
     let store = db.scoped("agent");
     match read {
         Read::Get => {
-            // Several at once, so that several pooled connections meet the statement.
-            let mut gets = tokio::task::JoinSet::new();
             for id in tasks {
-                let (store, id) = (store.clone(), id.to_string());
-                gets.spawn(async move { (store.get(&id, None).await, id) });
-            }
-            while let Some(done) = gets.join_next().await {
-                let (got, id) = done.unwrap();
-                let snap = got.expect("get").expect("the task exists");
-                assert_eq!(snap.task.id, id);
+                let snap = store
+                    .get(id, None)
+                    .await
+                    .expect("get")
+                    .expect("the task exists");
+                assert_eq!(snap.task.id, *id);
             }
         }
         Read::List => {
@@ -118,8 +100,8 @@ async fn statements_prepared_before_a_column_type_change_are_prepared_again() {
     };
     let db = SqlTaskStore::connect(&url).await.unwrap();
     let store = db.scoped("agent");
-    store.append("a", 0, vec![working("a")]).await.unwrap();
-    store.append("b", 0, vec![working("b")]).await.unwrap();
+    store.append("a", 0, vec![created("a")]).await.unwrap();
+    store.append("b", 0, vec![created("b")]).await.unwrap();
     let mut config = TaskPushNotificationConfig::default();
     config.id = Some("hook".to_owned());
     config.task_id = Some("a".to_owned());
@@ -131,13 +113,19 @@ async fn statements_prepared_before_a_column_type_change_are_prepared_again() {
         .append("b", 1, vec![status("b", TaskState::Working)])
         .await
         .unwrap();
-    // A replica per read, each having prepared every read: the first statement each runs
-    // after the change is its own read's.
+    // A replica per read, each having prepared every read on three connections at once:
+    // the first statement each runs after the change is its own read's, and its retry
+    // would find two more stale connections in the pool were they not closed.
     let mut readers = Vec::new();
     for r in READS {
         let replica = SqlTaskStore::connect(&url).await.unwrap();
         for each in READS {
-            read(each, &replica, &["a", "b"]).await;
+            let tasks = ["a", "b"];
+            tokio::join!(
+                read(each, &replica, &tasks),
+                read(each, &replica, &tasks),
+                read(each, &replica, &tasks)
+            );
         }
         readers.push((r, replica));
     }
@@ -153,7 +141,7 @@ async fn statements_prepared_before_a_column_type_change_are_prepared_again() {
     assert_eq!(updated.last().map(|r| r.seq), Some(2));
     // This writer: its round, then the position it reads back on a conflict.
     store
-        .append("c", 0, vec![working("c")])
+        .append("c", 0, vec![created("c")])
         .await
         .expect("a new task after the change");
     let stale = store

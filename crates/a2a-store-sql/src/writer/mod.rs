@@ -355,6 +355,15 @@ impl<C: WriteConn> Writer<C> {
         }
     }
 
+    /// Notes a statement's failure: one that says the database cannot be reached breaks the
+    /// connection (replaced before the next batch) and makes the store unready.
+    fn failed(&mut self, e: &DbError) {
+        if unreachable(e) {
+            self.broken = true;
+            self.health.failed();
+        }
+    }
+
     /// Applies every append of `batch`: one answer per append, in order. Two appends to one
     /// task go in successive rounds, each round atomic; a round that fails fails its
     /// appends and the later rounds'.
@@ -380,10 +389,7 @@ impl<C: WriteConn> Writer<C> {
             if let Err(e) = self.write_round(round, &mut answers).await {
                 // What this writer remembers may describe writes that were undone.
                 self.positions.clear();
-                self.broken = unreachable(&e);
-                if self.broken {
-                    self.health.failed();
-                }
+                self.failed(&e);
                 // Errors cannot be cloned: each caller gets the text, the log gets it once.
                 if self.broken {
                     tracing::warn!(error = %e, "task store writes failed: the database cannot be reached");
@@ -461,10 +467,7 @@ impl<C: WriteConn> Writer<C> {
                     actual,
                 },
                 Err(e) => {
-                    if unreachable(&e) {
-                        self.broken = true;
-                        self.health.failed();
-                    }
+                    self.failed(&e);
                     store_error(&e)
                 }
             };

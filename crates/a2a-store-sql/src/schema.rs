@@ -158,6 +158,38 @@ const MIGRATIONS: &[(i64, &[Stmt])] = &[
             ),
         ],
     ),
+    // Identifiers compare as bytes on PostgreSQL, as they do on SQLite and in memory. They
+    // took the database's collation before: with an ICU or glibc locale (`en-US`,
+    // `en_US.UTF-8`, the defaults of common images) every key comparison of every index
+    // insert and lookup went through the locale (an ICU `en-US` database: the writer's
+    // backend spent 50.5 µs per blocking send, 45.6 with this), and listings ordered ties
+    // of `status_ms` by the locale's order (`Z B b a _x`) rather than the ids' bytes. Even
+    // `C.UTF-8` is not `C` to PostgreSQL before 17 (`strcoll` on a copy of each side).
+    // Only the collation changes, so the rows are not rewritten; the indexes on these
+    // columns are rebuilt, under an `ACCESS EXCLUSIVE` lock on each table meanwhile.
+    // Replicas still running the previous version find their prepared statements refused
+    // (`cached plan must not change result type`) and prepare them again (`stale_plans.rs`);
+    // versions without that recovery (before 2026-12-05) must be stopped before this starts.
+    (
+        6,
+        &[
+            Postgres(
+                "ALTER TABLE a2a_tasks ALTER COLUMN agent_id TYPE TEXT COLLATE \"C\", \
+                ALTER COLUMN id TYPE TEXT COLLATE \"C\", ALTER COLUMN context_id TYPE TEXT COLLATE \"C\", \
+                ALTER COLUMN owner TYPE TEXT COLLATE \"C\", ALTER COLUMN principal TYPE TEXT COLLATE \"C\"",
+            ),
+            Postgres(
+                "ALTER TABLE a2a_task_events ALTER COLUMN agent_id TYPE TEXT COLLATE \"C\", \
+                ALTER COLUMN task_id TYPE TEXT COLLATE \"C\"",
+            ),
+            Postgres(
+                "ALTER TABLE a2a_push_configs ALTER COLUMN agent_id TYPE TEXT COLLATE \"C\", \
+                ALTER COLUMN task_id TYPE TEXT COLLATE \"C\", ALTER COLUMN config_id TYPE TEXT COLLATE \"C\", \
+                ALTER COLUMN delivery_owner TYPE TEXT COLLATE \"C\"",
+            ),
+            Postgres("ALTER TABLE a2a_instances ALTER COLUMN instance_id TYPE TEXT COLLATE \"C\""),
+        ],
+    ),
 ];
 
 /// Key of the PostgreSQL advisory lock that serializes migrations across replicas.

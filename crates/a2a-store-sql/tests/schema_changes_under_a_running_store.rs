@@ -13,12 +13,14 @@ use a2a_types::{TaskPushNotificationConfig, TaskState};
 use common::{created, status};
 use sqlx::Connection;
 
-/// What the migration that gives identifiers collation `C` does to the columns read back.
+/// A change of the collation of columns read back, as migration 6 made for identifiers.
+/// Identifiers have collation `C` since then, so the change is to `POSIX`: another collation
+/// to PostgreSQL, hence another result type.
 const CHANGE: &str = "
-    ALTER TABLE a2a_tasks ALTER COLUMN id TYPE TEXT COLLATE \"C\";
-    ALTER TABLE a2a_task_events ALTER COLUMN event TYPE TEXT COLLATE \"C\";
-    ALTER TABLE a2a_push_configs ALTER COLUMN config TYPE TEXT COLLATE \"C\";
-    ALTER TABLE a2a_push_configs ALTER COLUMN agent_id TYPE TEXT COLLATE \"C\";";
+    ALTER TABLE a2a_tasks ALTER COLUMN id TYPE TEXT COLLATE \"POSIX\";
+    ALTER TABLE a2a_task_events ALTER COLUMN event TYPE TEXT COLLATE \"POSIX\";
+    ALTER TABLE a2a_push_configs ALTER COLUMN config TYPE TEXT COLLATE \"POSIX\";
+    ALTER TABLE a2a_push_configs ALTER COLUMN agent_id TYPE TEXT COLLATE \"POSIX\";";
 
 /// A read a running replica makes.
 #[derive(Debug, Clone, Copy)]

@@ -3,9 +3,10 @@
 //! against 45.6 µs per blocking send under an ICU `en-US` database, measured once), and
 //! listings order ties the way SQLite and the memory store do.
 //!
-//! The collation check fails without migration 6 on any database. The listing-order check
-//! only tells the two apart on a database whose own collation is not byte order (ICU or a
-//! glibc `en_US` locale): on `C` or `C.UTF-8`, as in CI, it holds either way.
+//! The collation check fails without migration 6 on any database. A listing tells the two
+//! apart only on a database whose own collation is not byte order, so the listing is also
+//! made in a database of its own created with the ICU locale `en-US` (there, without the
+//! migration, ties list as `Z B b a _x`).
 
 use std::sync::Arc;
 
@@ -91,4 +92,36 @@ async fn identifiers_have_collation_c_and_list_in_byte_order() {
     let memory: Arc<dyn TaskStore> = Arc::new(InMemoryTaskStore::default());
     assert_eq!(listed(&*memory).await, expected, "the memory store");
     assert_eq!(listed(&store.scoped("agent")).await, expected, "PostgreSQL");
+
+    // The same in a database whose own collation is a natural-language one.
+    let base = a2a_store_sql::test_util::postgres_url().expect("checked above");
+    let database = format!("a2a_test_icu_{}", uuid::Uuid::new_v4().simple());
+    sqlx::query(&format!(
+        "CREATE DATABASE {database} TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C'"
+    ))
+    .execute(&mut conn)
+    .await
+    .expect("create a database with the ICU collation en-US (PostgreSQL 15 or later, with ICU)");
+    let icu_url = with_database(&base, &database);
+    let icu_store = a2a_store_sql::SqlTaskStore::connect(&icu_url).await;
+    let icu_listed = match &icu_store {
+        Ok(s) => Some(listed(&s.scoped("agent")).await),
+        Err(_) => None,
+    };
+    // Dropped before asserting, so that a failure leaves no database behind.
+    drop(icu_store);
+    sqlx::query(&format!("DROP DATABASE {database} WITH (FORCE)"))
+        .execute(&mut conn)
+        .await
+        .expect("drop the ICU database");
+    let icu_listed = icu_listed.expect("open a store in the ICU database");
+    assert_eq!(icu_listed, expected, "PostgreSQL, ICU en-US database");
+}
+
+/// `url` naming `database` instead of its own (its query, if any, is dropped: the test
+/// database's search path does not apply to another database).
+fn with_database(url: &str, database: &str) -> String {
+    let url = url.split('?').next().unwrap_or(url);
+    let server = url.rsplit_once('/').map_or(url, |(server, _)| server);
+    format!("{server}/{database}")
 }

@@ -1,6 +1,6 @@
 //! In-memory [`TaskStore`]: for tests and throwaway servers.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::hash::BuildHasher;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -8,6 +8,8 @@ use std::time::{Duration, Instant};
 use a2a_types::{Task, TaskState};
 use async_trait::async_trait;
 use foldhash::fast::RandomState;
+use hashbrown::HashTable;
+use hashbrown::hash_table::Entry as TableEntry;
 
 use super::{
     StoreError, TaskEvent, TaskEventRecord, TaskPage, TaskQuery, TaskSnapshot, TaskStore,
@@ -81,11 +83,51 @@ impl Entry {
     }
 }
 
+/// A task in its shard's table: its id, the id's hash (a resize moves slots without reading
+/// the ids again) and the task.
+#[derive(Debug)]
+struct Slot {
+    hash: u64,
+    id: Arc<str>,
+    entry: Entry,
+}
+
+/// The tasks whose ids hash to one shard. Every call hashes its task id once, to pick the
+/// shard, and finds the task's slot with that same hash.
 #[derive(Debug, Default)]
 struct Shard {
-    tasks: HashMap<Arc<str>, Entry, RandomState>,
-    /// Terminal tasks in the order they finished: the eviction queue.
-    finished: VecDeque<Arc<str>>,
+    tasks: HashTable<Slot>,
+    /// Terminal tasks in the order they finished, with their hashes: the eviction queue. The
+    /// oldest is found by its hash and told apart by pointer, so evicting it reads neither
+    /// its id nor anything else of it but its slot: by then it has long left the caches.
+    finished: VecDeque<(u64, Arc<str>)>,
+}
+
+impl Shard {
+    fn get(&self, hash: u64, task_id: &str) -> Option<&Entry> {
+        self.tasks
+            .find(hash, |s| &*s.id == task_id)
+            .map(|s| &s.entry)
+    }
+
+    fn get_mut(&mut self, hash: u64, task_id: &str) -> Option<&mut Entry> {
+        self.tasks
+            .find_mut(hash, |s| &*s.id == task_id)
+            .map(|s| &mut s.entry)
+    }
+
+    /// Takes the oldest terminal task out once more than `keep` are held, for the caller to
+    /// drop once it has let go of the shard's lock.
+    fn evict_beyond(&mut self, keep: usize) -> Option<Slot> {
+        if self.finished.len() <= keep {
+            return None;
+        }
+        let (hash, id) = self.finished.pop_front()?;
+        match self.tasks.find_entry(hash, |s| Arc::ptr_eq(&s.id, &id)) {
+            Ok(slot) => Some(slot.remove().0),
+            Err(_) => None,
+        }
+    }
 }
 
 /// Keeps task logs in memory, sharded so that writers of different tasks rarely meet on a
@@ -116,9 +158,14 @@ impl InMemoryTaskStore {
         }
     }
 
-    fn shard(&self, task_id: &str) -> MutexGuard<'_, Shard> {
-        let i = (self.hasher.hash_one(task_id) as usize) % self.shards.len();
-        lock(&self.shards[i])
+    /// The shard of `task_id`, locked, and the id's hash.
+    fn shard(&self, task_id: &str) -> (MutexGuard<'_, Shard>, u64) {
+        let hash = self.hasher.hash_one(task_id);
+        // A table takes a slot's position from the hash's low bits and its tag from the top
+        // seven; the shard takes bits of neither, so each shard's tasks still spread over
+        // its whole table.
+        let i = ((hash >> 32) as usize) % self.shards.len();
+        (lock(&self.shards[i]), hash)
     }
 
     /// Number of tasks held (for tests and metrics).
@@ -139,12 +186,16 @@ impl InMemoryTaskStore {
         let mut found = Vec::new();
         for shard in self.shards.iter() {
             let shard = lock(shard);
-            for (id, e) in &shard.tasks {
+            for slot in &shard.tasks {
                 if found.len() >= limit {
                     return found;
                 }
-                if e.waiting_since.is_some_and(|t| t.elapsed() >= idle) {
-                    found.push(id.to_string());
+                if slot
+                    .entry
+                    .waiting_since
+                    .is_some_and(|t| t.elapsed() >= idle)
+                {
+                    found.push(slot.id.to_string());
                 }
             }
         }
@@ -166,12 +217,15 @@ impl TaskStore for InMemoryTaskStore {
         expected_seq: u64,
         events: Vec<TaskEvent>,
     ) -> Result<Vec<Arc<TaskEventRecord>>, StoreError> {
-        let mut shard = self.shard(task_id);
-        let shard = &mut *shard;
-        let entry = if expected_seq == 0 {
-            if shard.tasks.contains_key(task_id) {
-                return Err(StoreError::AlreadyExists(task_id.to_owned()));
-            }
+        let (mut guard, hash) = self.shard(task_id);
+        let shard = &mut *guard;
+        let slot = if expected_seq == 0 {
+            let vacant = match shard.tasks.entry(hash, |s| &*s.id == task_id, |s| s.hash) {
+                TableEntry::Occupied(_) => {
+                    return Err(StoreError::AlreadyExists(task_id.to_owned()));
+                }
+                TableEntry::Vacant(vacant) => vacant,
+            };
             if !matches!(events.first(), Some(TaskEvent::Created(_))) {
                 return Err(StoreError::NotCreated(task_id.to_owned()));
             }
@@ -182,12 +236,19 @@ impl TaskStore for InMemoryTaskStore {
                 waiting_since: None,
                 push: Vec::new(),
             };
-            shard.tasks.entry(Arc::from(task_id)).or_insert(entry)
+            vacant
+                .insert(Slot {
+                    hash,
+                    id: Arc::from(task_id),
+                    entry,
+                })
+                .into_mut()
         } else {
-            let entry = shard
+            let slot = shard
                 .tasks
-                .get_mut(task_id)
+                .find_mut(hash, |s| &*s.id == task_id)
                 .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
+            let entry = &slot.entry;
             let actual = entry.log.len() as u64;
             if actual != expected_seq {
                 return Err(StoreError::Conflict {
@@ -196,8 +257,9 @@ impl TaskStore for InMemoryTaskStore {
                     actual,
                 });
             }
-            entry
+            slot
         };
+        let entry = &mut slot.entry;
         let was_terminal = entry.state.is_terminal();
         let mut records = Vec::with_capacity(events.len());
         for event in events {
@@ -212,15 +274,16 @@ impl TaskStore for InMemoryTaskStore {
         }
         // Read the clock only for waiting tasks: the hot path never waits.
         entry.waiting_since = entry.state.is_interrupted().then(Instant::now);
+        let mut evicted = None;
         if !was_terminal && entry.state.is_terminal() {
-            let key = shard.tasks.get_key_value(task_id).map(|(k, _)| k.clone());
-            shard.finished.extend(key);
-            while shard.finished.len() > self.terminal_per_shard {
-                if let Some(old) = shard.finished.pop_front() {
-                    shard.tasks.remove(&old);
-                }
-            }
+            shard.finished.push_back((hash, slot.id.clone()));
+            // One task more finished, so at most one is beyond the bound.
+            evicted = shard.evict_beyond(self.terminal_per_shard);
         }
+        // The evicted task (a score of allocations, none in the caches any more) is freed
+        // after the lock is released, not while other writers of the shard wait.
+        drop(guard);
+        drop(evicted);
         Ok(records)
     }
 
@@ -229,8 +292,8 @@ impl TaskStore for InMemoryTaskStore {
         task_id: &str,
         history_length: Option<usize>,
     ) -> Result<Option<TaskSnapshot>, StoreError> {
-        let shard = self.shard(task_id);
-        Ok(shard.tasks.get(task_id).map(|e| {
+        let (shard, hash) = self.shard(task_id);
+        Ok(shard.get(hash, task_id).map(|e| {
             TaskSnapshot::new(e.project(history_length), e.log.len() as u64)
                 .with_owner(e.owner().cloned())
         }))
@@ -241,10 +304,9 @@ impl TaskStore for InMemoryTaskStore {
         task_id: &str,
         after_seq: u64,
     ) -> Result<Vec<Arc<TaskEventRecord>>, StoreError> {
-        let shard = self.shard(task_id);
+        let (shard, hash) = self.shard(task_id);
         let entry = shard
-            .tasks
-            .get(task_id)
+            .get(hash, task_id)
             .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
         let start = usize::try_from(after_seq)
             .unwrap_or(usize::MAX)
@@ -261,10 +323,9 @@ impl TaskStore for InMemoryTaskStore {
         task_id: &str,
         config: &a2a_types::TaskPushNotificationConfig,
     ) -> Result<(), StoreError> {
-        let mut shard = self.shard(task_id);
+        let (mut shard, hash) = self.shard(task_id);
         let entry = shard
-            .tasks
-            .get_mut(task_id)
+            .get_mut(hash, task_id)
             .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
         match entry.push.iter_mut().find(|c| c.id == config.id) {
             Some(existing) => *existing = config.clone(),
@@ -277,17 +338,16 @@ impl TaskStore for InMemoryTaskStore {
         &self,
         task_id: &str,
     ) -> Result<Vec<a2a_types::TaskPushNotificationConfig>, StoreError> {
-        let shard = self.shard(task_id);
+        let (shard, hash) = self.shard(task_id);
         Ok(shard
-            .tasks
-            .get(task_id)
+            .get(hash, task_id)
             .map(|e| e.push.clone())
             .unwrap_or_default())
     }
 
     async fn delete_push_config(&self, task_id: &str, id: &str) -> Result<(), StoreError> {
-        let mut shard = self.shard(task_id);
-        if let Some(entry) = shard.tasks.get_mut(task_id) {
+        let (mut shard, hash) = self.shard(task_id);
+        if let Some(entry) = shard.get_mut(hash, task_id) {
             entry.push.retain(|c| c.id.as_deref() != Some(id));
         }
         Ok(())
@@ -303,7 +363,7 @@ impl TaskStore for InMemoryTaskStore {
         let mut keys: Vec<(i64, String)> = Vec::new();
         for shard in self.shards.iter() {
             let shard = lock(shard);
-            for (id, e) in &shard.tasks {
+            for Slot { id, entry: e, .. } in &shard.tasks {
                 if query
                     .context_id
                     .as_deref()
@@ -335,8 +395,8 @@ impl TaskStore for InMemoryTaskStore {
         let end = (start + query.page_size).min(keys.len());
         let mut tasks = Vec::with_capacity(end - start);
         for (_, id) in &keys[start..end] {
-            let shard = self.shard(id);
-            if let Some(e) = shard.tasks.get(id.as_str()) {
+            let (shard, hash) = self.shard(id);
+            if let Some(e) = shard.get(hash, id) {
                 tasks.push(shape_for_listing(e.project(query.history_length), query));
             }
         }

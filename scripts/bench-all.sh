@@ -5,7 +5,8 @@
 # concurrent streams to `slow` on memory and SQLite with the server's peak and settled memory.
 # Servers are loaded in alternating rounds by the same generators (`a2a bench`, and `wrk` for
 # the floor and the memory store when installed); medians, ratios and server CPU per request
-# are printed.
+# are printed, each ratio with its range over the rounds (each round's rate against its
+# reference's in the same round): on a shared machine one run's ratio moves by ±10 %.
 #
 #   scripts/bench-all.sh [A2A_BIN]        (default: builds target/release/a2a)
 #
@@ -145,17 +146,27 @@ import sys, statistics, collections
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]
 by = collections.defaultdict(list)
 cpu = collections.defaultdict(list)
-for name, tool, _, rate, c in rows:
+per_round = collections.defaultdict(dict)
+for name, tool, r, rate, c in rows:
     by[(name, tool)].append(int(rate))
     cpu[(name, tool)].append(int(c))
+    per_round[(name, tool)][r] = int(rate)
 med = {k: statistics.median(v) for k, v in by.items()}
+
+def spread(key, base):
+    """The ratio in each round (a server against its reference in the same round): how far
+    one run's ratio of medians can be trusted on a machine whose speed drifts."""
+    ratios = [per_round[key][r] / per_round[base][r] for r in per_round[key]
+              if per_round[base].get(r)]
+    return f" (rounds {min(ratios):.2f}-{max(ratios):.2f})" if len(ratios) > 1 else ""
 print(f"{'server':10} {'tool':6} {'req/s':>8} {'cpu_us':>7}  ratio")
 ref = {"floor": ("floor", None), "memory": ("floor", "vs floor"), "grpc": ("memory", "vs JSON-RPC"),
        "sqlite": ("memory", "vs memory"), "postgres": ("memory", "vs memory"),
        "bearer": ("memory", "vs no auth"), "jwt": ("memory", "vs no auth")}
 for (name, tool), v in sorted(med.items(), key=lambda kv: (list(ref).index(kv[0][0]), kv[0][1])):
     base, label = ref[name]
-    ratio = f"{v / med[(base, tool)]:.2f}x {label}" if label and (base, tool) in med else ""
+    ratio = (f"{v / med[(base, tool)]:.2f}x {label}{spread((name, tool), (base, tool))}"
+             if label and (base, tool) in med else "")
     c = statistics.median(cpu[(name, tool)])
     print(f"{name:10} {tool:6} {v:8.0f} {c:7.0f}  {ratio}")
 PY

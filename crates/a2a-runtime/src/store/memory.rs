@@ -9,7 +9,6 @@ use a2a_types::{Task, TaskState};
 use async_trait::async_trait;
 use foldhash::fast::RandomState;
 use hashbrown::HashTable;
-use hashbrown::hash_table::Entry as TableEntry;
 
 use super::{
     StoreError, TaskEvent, TaskEventRecord, TaskPage, TaskQuery, TaskSnapshot, TaskStore,
@@ -98,8 +97,8 @@ struct Slot {
 struct Shard {
     tasks: HashTable<Slot>,
     /// Terminal tasks in the order they finished, with their hashes: the eviction queue. The
-    /// oldest is found by its hash and told apart by pointer, so evicting it reads neither
-    /// its id nor anything else of it but its slot: by then it has long left the caches.
+    /// oldest is found by its hash and told apart by pointer (each id is an allocation of
+    /// its own, `Arc::from`), so its id is not compared byte by byte.
     finished: VecDeque<(u64, Arc<str>)>,
 }
 
@@ -116,17 +115,21 @@ impl Shard {
             .map(|s| &mut s.entry)
     }
 
-    /// Takes the oldest terminal task out once more than `keep` are held, for the caller to
-    /// drop once it has let go of the shard's lock.
-    fn evict_beyond(&mut self, keep: usize) -> Option<Slot> {
+    /// Takes the oldest finished task out once more than `keep` are queued, for the caller
+    /// to drop (with its queue entry) once it has let go of the shard's lock. A task that
+    /// left its terminal state since it was queued (a caller of the store may append one) is
+    /// not evicted: only terminal tasks ever are.
+    fn evict_beyond(&mut self, keep: usize) -> Option<(Arc<str>, Option<Slot>)> {
         if self.finished.len() <= keep {
             return None;
         }
         let (hash, id) = self.finished.pop_front()?;
-        match self.tasks.find_entry(hash, |s| Arc::ptr_eq(&s.id, &id)) {
-            Ok(slot) => Some(slot.remove().0),
-            Err(_) => None,
-        }
+        let slot = match self.tasks.find_entry(hash, |s| Arc::ptr_eq(&s.id, &id)) {
+            Ok(slot) if slot.get().entry.state.is_terminal() => Some(slot.remove().0),
+            _ => None,
+        };
+        debug_assert!(self.finished.len() <= keep);
+        Some((id, slot))
     }
 }
 
@@ -220,12 +223,11 @@ impl TaskStore for InMemoryTaskStore {
         let (mut guard, hash) = self.shard(task_id);
         let shard = &mut *guard;
         let slot = if expected_seq == 0 {
-            let vacant = match shard.tasks.entry(hash, |s| &*s.id == task_id, |s| s.hash) {
-                TableEntry::Occupied(_) => {
-                    return Err(StoreError::AlreadyExists(task_id.to_owned()));
-                }
-                TableEntry::Vacant(vacant) => vacant,
-            };
+            // Looked up first, inserted after: a refused create must not grow the table
+            // (`HashTable::entry` reserves room before it looks).
+            if shard.get(hash, task_id).is_some() {
+                return Err(StoreError::AlreadyExists(task_id.to_owned()));
+            }
             if !matches!(events.first(), Some(TaskEvent::Created(_))) {
                 return Err(StoreError::NotCreated(task_id.to_owned()));
             }
@@ -236,20 +238,18 @@ impl TaskStore for InMemoryTaskStore {
                 waiting_since: None,
                 push: Vec::new(),
             };
-            vacant
-                .insert(Slot {
-                    hash,
-                    id: Arc::from(task_id),
-                    entry,
-                })
-                .into_mut()
+            let slot = Slot {
+                hash,
+                id: Arc::from(task_id),
+                entry,
+            };
+            shard.tasks.insert_unique(hash, slot, |s| s.hash).into_mut()
         } else {
             let slot = shard
                 .tasks
                 .find_mut(hash, |s| &*s.id == task_id)
                 .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
-            let entry = &slot.entry;
-            let actual = entry.log.len() as u64;
+            let actual = slot.entry.log.len() as u64;
             if actual != expected_seq {
                 return Err(StoreError::Conflict {
                     task_id: task_id.to_owned(),
@@ -274,14 +274,15 @@ impl TaskStore for InMemoryTaskStore {
         }
         // Read the clock only for waiting tasks: the hot path never waits.
         entry.waiting_since = entry.state.is_interrupted().then(Instant::now);
-        let mut evicted = None;
-        if !was_terminal && entry.state.is_terminal() {
-            shard.finished.push_back((hash, slot.id.clone()));
+        let evicted = if !was_terminal && entry.state.is_terminal() {
+            shard.finished.push_back((slot.hash, slot.id.clone()));
             // One task more finished, so at most one is beyond the bound.
-            evicted = shard.evict_beyond(self.terminal_per_shard);
-        }
-        // The evicted task (a score of allocations, none in the caches any more) is freed
-        // after the lock is released, not while other writers of the shard wait.
+            shard.evict_beyond(self.terminal_per_shard)
+        } else {
+            None
+        };
+        // The evicted task is freed after the lock is released, not while other writers of
+        // the shard wait.
         drop(guard);
         drop(evicted);
         Ok(records)

@@ -19,7 +19,6 @@
 //! connection's read transaction open (sqlx#2543). That connection then reads an old
 //! snapshot (a task just written looks missing) and no checkpoint can reset the log.
 
-mod codec;
 mod leases;
 mod notify;
 mod owners;
@@ -39,7 +38,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use a2a_runtime::store::{
-    StoreError, TaskEvent, TaskEventRecord, TaskPage, TaskQuery, TaskSnapshot, TaskStore,
+    StoreError, TaskEvent, TaskEventRecord, TaskPage, TaskQuery, TaskSnapshot, TaskStore, codec,
     decode_page_token, encode_page_token, project, shape_for_listing,
 };
 use a2a_types::TaskState;

@@ -7,11 +7,11 @@
 //! [`SqlTaskStore::qualify_legacy_owners`], in the owner event and the `principal` column
 //! alike. Owners it cannot map stay legacy, seen by no one, until a configuration maps them.
 
-use a2a_runtime::store::{StoreError, TaskEvent};
+use a2a_runtime::store::{StoreError, TaskEvent, codec};
 use sqlx::Row;
 
 use crate::schema::LEGACY_OWNER;
-use crate::{SqlTaskStore, backend, codec};
+use crate::{SqlTaskStore, backend};
 
 /// What [`SqlTaskStore::qualify_legacy_owners`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -11,7 +11,7 @@ use foldhash::fast::RandomState;
 use hashbrown::HashTable;
 
 use super::{
-    StoreError, TaskEvent, TaskEventRecord, TaskPage, TaskQuery, TaskSnapshot, TaskStore,
+    StoreError, TaskEvent, TaskEventRecord, TaskPage, TaskQuery, TaskSnapshot, TaskStore, codec,
     decode_page_token, encode_page_token, owner_in, project, shape_for_listing, sort_millis,
     status_set_by,
 };
@@ -50,7 +50,7 @@ impl InMemoryTaskStoreConfig {
 /// task would double both the memory and the copying on the write path.
 #[derive(Debug)]
 struct Entry {
-    log: Vec<Arc<TaskEventRecord>>,
+    log: Log,
     state: TaskState,
     /// Status timestamp in milliseconds since the epoch (the listing sort key).
     status_millis: i64,
@@ -61,13 +61,113 @@ struct Entry {
     push: Vec<a2a_types::TaskPushNotificationConfig>,
 }
 
+/// A task's log: its records while the task runs; once it is terminal, their stored form
+/// ([`codec::encode_log`]) in one string, read back when asked for.
+///
+/// A finished task is kept until [`InMemoryTaskStoreConfig::max_terminal_tasks`] newer ones
+/// push it out, and mostly never read again. As records it takes about 2.6 KB in some thirty
+/// allocations; 10 000 of them outgrow the processor's caches, and evicting the oldest then
+/// walks all of its allocations on cold memory, on every send. Stored, it is one allocation
+/// of a few hundred bytes.
+#[derive(Debug)]
+enum Log {
+    Live(Vec<Arc<TaskEventRecord>>),
+    Frozen {
+        /// Number of events.
+        len: u64,
+        /// The owner ([`TaskEvent::Owner`]), for reads and listings that filter on it.
+        owner: Option<Arc<str>>,
+        /// The context id, then the stored log: one allocation for both.
+        text: Box<str>,
+        /// Where the context id ends in `text`.
+        context_end: usize,
+    },
+}
+
+/// The records of `events`, numbered from 1, each with the state once it is applied.
+fn records_of(events: Vec<TaskEvent>) -> Vec<Arc<TaskEventRecord>> {
+    let mut state = TaskState::Unspecified;
+    let mut seq = 0;
+    events
+        .into_iter()
+        .map(|event| {
+            if let Some((s, _)) = status_set_by(&event) {
+                state = s;
+            }
+            seq += 1;
+            Arc::new(TaskEventRecord::new(seq, state, event))
+        })
+        .collect()
+}
+
+impl Log {
+    fn len(&self) -> u64 {
+        match self {
+            Log::Live(records) => records.len() as u64,
+            Log::Frozen { len, .. } => *len,
+        }
+    }
+
+    /// The stored form of a live log, when every event has one (else the log stays live).
+    fn freeze(&mut self) {
+        let Log::Live(records) = self else { return };
+        let owner = owner_in(records.iter().map(|r| &r.event)).cloned();
+        let context = match records.first().map(|r| &r.event) {
+            Some(TaskEvent::Created(t)) => t.context_id.as_str(),
+            _ => "",
+        };
+        let Ok(stored) = codec::encode_log(records.iter().map(|r| &r.event)) else {
+            return;
+        };
+        let mut text = String::with_capacity(context.len() + stored.len());
+        text.push_str(context);
+        text.push_str(&stored);
+        *self = Log::Frozen {
+            len: records.len() as u64,
+            owner,
+            context_end: context.len(),
+            text: text.into_boxed_str(),
+        };
+    }
+
+    /// The records, read back from their stored form for a frozen log.
+    fn records(&self) -> Result<std::borrow::Cow<'_, [Arc<TaskEventRecord>]>, StoreError> {
+        match self {
+            Log::Live(records) => Ok(std::borrow::Cow::Borrowed(records)),
+            Log::Frozen {
+                text, context_end, ..
+            } => {
+                let events =
+                    codec::decode_log(&text[*context_end..]).map_err(StoreError::Serialization)?;
+                Ok(std::borrow::Cow::Owned(records_of(events)))
+            }
+        }
+    }
+
+    /// The live records, thawed first when frozen (a store caller appending to a finished
+    /// task).
+    fn live(&mut self) -> Result<&mut Vec<Arc<TaskEventRecord>>, StoreError> {
+        if let Log::Frozen { .. } = self {
+            *self = Log::Live(self.records()?.into_owned());
+        }
+        match self {
+            Log::Live(records) => Ok(records),
+            Log::Frozen { .. } => unreachable!("thawed above"),
+        }
+    }
+}
+
 impl Entry {
-    fn project(&self, history_length: Option<usize>) -> Task {
-        project(self.log.iter().map(|r| &r.event), history_length).unwrap_or_default()
+    fn project(&self, history_length: Option<usize>) -> Result<Task, StoreError> {
+        let records = self.log.records()?;
+        Ok(project(records.iter().map(|r| &r.event), history_length).unwrap_or_default())
     }
 
     fn owner(&self) -> Option<&Arc<str>> {
-        owner_in(self.log.iter().map(|r| &r.event))
+        match &self.log {
+            Log::Live(records) => owner_in(records.iter().map(|r| &r.event)),
+            Log::Frozen { owner, .. } => owner.as_ref(),
+        }
     }
 
     fn sort_key(&self) -> i64 {
@@ -75,9 +175,14 @@ impl Entry {
     }
 
     fn context_id(&self) -> &str {
-        match self.log.first().map(|r| &r.event) {
-            Some(TaskEvent::Created(t)) => &t.context_id,
-            _ => "",
+        match &self.log {
+            Log::Live(records) => match records.first().map(|r| &r.event) {
+                Some(TaskEvent::Created(t)) => &t.context_id,
+                _ => "",
+            },
+            Log::Frozen {
+                text, context_end, ..
+            } => &text[..*context_end],
         }
     }
 }
@@ -232,7 +337,7 @@ impl TaskStore for InMemoryTaskStore {
                 return Err(StoreError::NotCreated(task_id.to_owned()));
             }
             let entry = Entry {
-                log: Vec::with_capacity(events.len()),
+                log: Log::Live(Vec::with_capacity(events.len())),
                 state: TaskState::Unspecified,
                 status_millis: 0,
                 waiting_since: None,
@@ -249,7 +354,7 @@ impl TaskStore for InMemoryTaskStore {
                 .tasks
                 .find_mut(hash, |s| &*s.id == task_id)
                 .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
-            let actual = slot.entry.log.len() as u64;
+            let actual = slot.entry.log.len();
             if actual != expected_seq {
                 return Err(StoreError::Conflict {
                     task_id: task_id.to_owned(),
@@ -261,19 +366,24 @@ impl TaskStore for InMemoryTaskStore {
         };
         let entry = &mut slot.entry;
         let was_terminal = entry.state.is_terminal();
+        let log = entry.log.live()?;
         let mut records = Vec::with_capacity(events.len());
         for event in events {
             if let Some((state, at)) = status_set_by(&event) {
                 entry.state = state;
                 entry.status_millis = sort_millis(at);
             }
-            let seq = entry.log.len() as u64 + 1;
+            let seq = log.len() as u64 + 1;
             let record = Arc::new(TaskEventRecord::new(seq, entry.state, event));
-            entry.log.push(record.clone());
+            log.push(record.clone());
             records.push(record);
         }
         // Read the clock only for waiting tasks: the hot path never waits.
         entry.waiting_since = entry.state.is_interrupted().then(Instant::now);
+        if entry.state.is_terminal() {
+            // The records stay shared with the caller, which answers from them.
+            entry.log.freeze();
+        }
         let evicted = if !was_terminal && entry.state.is_terminal() {
             shard.finished.push_back((slot.hash, slot.id.clone()));
             // One task more finished, so at most one is beyond the bound.
@@ -294,10 +404,13 @@ impl TaskStore for InMemoryTaskStore {
         history_length: Option<usize>,
     ) -> Result<Option<TaskSnapshot>, StoreError> {
         let (shard, hash) = self.shard(task_id);
-        Ok(shard.get(hash, task_id).map(|e| {
-            TaskSnapshot::new(e.project(history_length), e.log.len() as u64)
-                .with_owner(e.owner().cloned())
-        }))
+        let Some(e) = shard.get(hash, task_id) else {
+            return Ok(None);
+        };
+        Ok(Some(
+            TaskSnapshot::new(e.project(history_length)?, e.log.len())
+                .with_owner(e.owner().cloned()),
+        ))
     }
 
     async fn events_after(
@@ -309,14 +422,11 @@ impl TaskStore for InMemoryTaskStore {
         let entry = shard
             .get(hash, task_id)
             .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
+        let records = entry.log.records()?;
         let start = usize::try_from(after_seq)
             .unwrap_or(usize::MAX)
-            .min(entry.log.len());
-        Ok(entry.log[start..].to_vec())
-    }
-
-    fn lends_log(&self) -> bool {
-        true
+            .min(records.len());
+        Ok(records[start..].to_vec())
     }
 
     async fn put_push_config(
@@ -398,7 +508,7 @@ impl TaskStore for InMemoryTaskStore {
         for (_, id) in &keys[start..end] {
             let (shard, hash) = self.shard(id);
             if let Some(e) = shard.get(hash, id) {
-                tasks.push(shape_for_listing(e.project(query.history_length), query));
+                tasks.push(shape_for_listing(e.project(query.history_length)?, query));
             }
         }
         let next_page_token = if end < keys.len() {

@@ -6,6 +6,7 @@
 //! tasks. Appends carry the sequence number the writer last saw (`expected_seq`), so two
 //! writers can never silently overwrite each other.
 
+pub mod codec;
 #[cfg(feature = "test-util")]
 pub mod conformance;
 mod memory;

@@ -1,5 +1,6 @@
 //! In-memory [`TaskStore`]: for tests and throwaway servers.
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::hash::BuildHasher;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -108,7 +109,7 @@ impl Log {
         }
     }
 
-    /// The stored form of a live log, when every event has one (else the log stays live).
+    /// Replaces a live log with its stored form (a log that cannot be encoded stays live).
     fn freeze(&mut self) {
         let Log::Live(records) = self else { return };
         let owner = owner_in(records.iter().map(|r| &r.event)).cloned();
@@ -131,15 +132,15 @@ impl Log {
     }
 
     /// The records, read back from their stored form for a frozen log.
-    fn records(&self) -> Result<std::borrow::Cow<'_, [Arc<TaskEventRecord>]>, StoreError> {
+    fn records(&self) -> Result<Cow<'_, [Arc<TaskEventRecord>]>, StoreError> {
         match self {
-            Log::Live(records) => Ok(std::borrow::Cow::Borrowed(records)),
+            Log::Live(records) => Ok(Cow::Borrowed(records)),
             Log::Frozen {
                 text, context_end, ..
             } => {
                 let events =
                     codec::decode_log(&text[*context_end..]).map_err(StoreError::Serialization)?;
-                Ok(std::borrow::Cow::Owned(records_of(events)))
+                Ok(Cow::Owned(records_of(events)))
             }
         }
     }
@@ -381,7 +382,9 @@ impl TaskStore for InMemoryTaskStore {
         // Read the clock only for waiting tasks: the hot path never waits.
         entry.waiting_since = entry.state.is_interrupted().then(Instant::now);
         if entry.state.is_terminal() {
-            // The records stay shared with the caller, which answers from them.
+            // Now, while the records are in this core's caches: freezing them later (even
+            // one finished task later, often on the other worker's core) measured 1.5–2 µs
+            // more per send. The caller keeps the records it answers from.
             entry.log.freeze();
         }
         let evicted = if !was_terminal && entry.state.is_terminal() {
@@ -522,5 +525,64 @@ impl TaskStore for InMemoryTaskStore {
             next_page_token,
             total_size,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use a2a_types::{TaskStatus, TaskStatusUpdateEvent};
+
+    use super::*;
+
+    fn is_frozen(store: &InMemoryTaskStore, id: &str) -> bool {
+        let (shard, hash) = store.shard(id);
+        matches!(shard.get(hash, id).expect("kept").log, Log::Frozen { .. })
+    }
+
+    /// A task keeps its records while it runs and is frozen by the append that ends it; an
+    /// append to it afterwards thaws it.
+    #[tokio::test]
+    async fn a_task_is_frozen_when_it_finishes() {
+        let store = InMemoryTaskStore::default();
+        let status =
+            |state| TaskEvent::Status(TaskStatusUpdateEvent::new("t", "c", TaskStatus::new(state)));
+        let created = TaskEvent::Created(Task::new("t", "c", TaskState::Submitted));
+        store.append("t", 0, vec![created]).await.unwrap();
+        store
+            .append("t", 1, vec![status(TaskState::Working)])
+            .await
+            .unwrap();
+        assert!(!is_frozen(&store, "t"), "a running task is frozen");
+        store
+            .append("t", 2, vec![status(TaskState::Completed)])
+            .await
+            .unwrap();
+        assert!(is_frozen(&store, "t"), "a finished task is not frozen");
+        let snap = store.get("t", None).await.unwrap().expect("kept");
+        assert_eq!(
+            (snap.seq, snap.task.status.state),
+            (3, TaskState::Completed)
+        );
+        store
+            .append("t", 3, vec![status(TaskState::Working)])
+            .await
+            .unwrap();
+        assert!(!is_frozen(&store, "t"), "thawed");
+        let states: Vec<_> = store
+            .events_after("t", 0)
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| (r.seq, r.state))
+            .collect();
+        assert_eq!(
+            states,
+            [
+                (1, TaskState::Submitted),
+                (2, TaskState::Working),
+                (3, TaskState::Completed),
+                (4, TaskState::Working)
+            ]
+        );
     }
 }

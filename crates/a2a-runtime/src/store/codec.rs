@@ -51,24 +51,23 @@ pub fn decode(json: &str) -> serde_json::Result<TaskEvent> {
     serde_json::from_str(json).map(Stored::into_event)
 }
 
-/// The stored forms of `events` as one JSON array, written into one buffer.
-pub fn encode_log<'a>(
+/// Appends the stored forms of `events` to `out`, as one JSON array.
+pub fn write_log<'a>(
+    out: &mut Vec<u8>,
     events: impl IntoIterator<Item = &'a TaskEvent>,
-) -> serde_json::Result<String> {
-    let mut out = Vec::with_capacity(512);
+) -> serde_json::Result<()> {
     out.push(b'[');
     for (i, event) in events.into_iter().enumerate() {
         if i > 0 {
             out.push(b',');
         }
-        serde_json::to_writer(&mut out, &stored_ref(event))?;
+        serde_json::to_writer(&mut *out, &stored_ref(event))?;
     }
     out.push(b']');
-    // serde_json writes UTF-8 only.
-    Ok(String::from_utf8(out).expect("serde_json writes UTF-8"))
+    Ok(())
 }
 
-/// The events of a log stored by [`encode_log`].
+/// The events of a log stored by [`write_log`].
 pub fn decode_log(json: &str) -> serde_json::Result<Vec<TaskEvent>> {
     let stored: Vec<Stored> = serde_json::from_str(json)?;
     Ok(stored.into_iter().map(Stored::into_event).collect())
@@ -118,12 +117,16 @@ mod tests {
             assert_eq!(encode(&back).unwrap(), json);
             assert_eq!(std::mem::discriminant(&back), std::mem::discriminant(e));
         }
-        let log = encode_log(&events).unwrap();
-        let back = decode_log(&log).unwrap();
+        let log = |events: &[TaskEvent]| {
+            let mut out = Vec::new();
+            write_log(&mut out, events).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        let back = decode_log(&log(&events)).unwrap();
         assert_eq!(back.len(), events.len());
         for (b, e) in back.iter().zip(&events) {
             assert_eq!(encode(b).unwrap(), encode(e).unwrap());
         }
-        assert_eq!(decode_log(&encode_log([]).unwrap()).unwrap(), vec![]);
+        assert_eq!(decode_log(&log(&[])).unwrap(), vec![]);
     }
 }

@@ -63,7 +63,7 @@ struct Entry {
 }
 
 /// A task's log: its records while the task runs; once it is terminal, their stored form
-/// ([`codec::encode_log`]) in one string, read back when asked for.
+/// ([`codec::write_log`]) in one string, read back when asked for.
 ///
 /// A finished task is kept until [`InMemoryTaskStoreConfig::max_terminal_tasks`] newer ones
 /// push it out, and mostly never read again. As records it takes about 2.6 KB in some thirty
@@ -85,20 +85,18 @@ enum Log {
     },
 }
 
-/// The records of `events`, numbered from 1, each with the state once it is applied.
-fn records_of(events: Vec<TaskEvent>) -> Vec<Arc<TaskEventRecord>> {
-    let mut state = TaskState::Unspecified;
-    let mut seq = 0;
-    events
-        .into_iter()
-        .map(|event| {
-            if let Some((s, _)) = status_set_by(&event) {
-                state = s;
-            }
-            seq += 1;
-            Arc::new(TaskEventRecord::new(seq, state, event))
-        })
-        .collect()
+/// Appends `event` to `log` as its next record, with `state` once the event is applied.
+fn push_record(
+    log: &mut Vec<Arc<TaskEventRecord>>,
+    state: &mut TaskState,
+    event: TaskEvent,
+) -> Arc<TaskEventRecord> {
+    if let Some((s, _)) = status_set_by(&event) {
+        *state = s;
+    }
+    let record = Arc::new(TaskEventRecord::new(log.len() as u64 + 1, *state, event));
+    log.push(record.clone());
+    record
 }
 
 impl Log {
@@ -117,12 +115,15 @@ impl Log {
             Some(TaskEvent::Created(t)) => t.context_id.as_str(),
             _ => "",
         };
-        let Ok(stored) = codec::encode_log(records.iter().map(|r| &r.event)) else {
+        // The context id and the stored log in one buffer, which becomes the one allocation.
+        let mut text = Vec::with_capacity(context.len() + 512);
+        text.extend_from_slice(context.as_bytes());
+        if codec::write_log(&mut text, records.iter().map(|r| &r.event)).is_err() {
+            return;
+        }
+        let Ok(text) = String::from_utf8(text) else {
             return;
         };
-        let mut text = String::with_capacity(context.len() + stored.len());
-        text.push_str(context);
-        text.push_str(&stored);
         *self = Log::Frozen {
             len: records.len() as u64,
             owner,
@@ -140,7 +141,12 @@ impl Log {
             } => {
                 let events =
                     codec::decode_log(&text[*context_end..]).map_err(StoreError::Serialization)?;
-                Ok(Cow::Owned(records_of(events)))
+                let mut records = Vec::with_capacity(events.len());
+                let mut state = TaskState::Unspecified;
+                for event in events {
+                    push_record(&mut records, &mut state, event);
+                }
+                Ok(Cow::Owned(records))
             }
         }
     }
@@ -370,30 +376,25 @@ impl TaskStore for InMemoryTaskStore {
         let log = entry.log.live()?;
         let mut records = Vec::with_capacity(events.len());
         for event in events {
-            if let Some((state, at)) = status_set_by(&event) {
-                entry.state = state;
+            if let Some((_, at)) = status_set_by(&event) {
                 entry.status_millis = sort_millis(at);
             }
-            let seq = log.len() as u64 + 1;
-            let record = Arc::new(TaskEventRecord::new(seq, entry.state, event));
-            log.push(record.clone());
-            records.push(record);
+            records.push(push_record(log, &mut entry.state, event));
         }
         // Read the clock only for waiting tasks: the hot path never waits.
         entry.waiting_since = entry.state.is_interrupted().then(Instant::now);
+        let mut evicted = None;
         if entry.state.is_terminal() {
             // Now, while the records are in this core's caches: freezing them later (even
             // one finished task later, often on the other worker's core) measured 1.5–2 µs
             // more per send. The caller keeps the records it answers from.
             entry.log.freeze();
+            if !was_terminal {
+                shard.finished.push_back((slot.hash, slot.id.clone()));
+                // One task more finished, so at most one is beyond the bound.
+                evicted = shard.evict_beyond(self.terminal_per_shard);
+            }
         }
-        let evicted = if !was_terminal && entry.state.is_terminal() {
-            shard.finished.push_back((slot.hash, slot.id.clone()));
-            // One task more finished, so at most one is beyond the bound.
-            shard.evict_beyond(self.terminal_per_shard)
-        } else {
-            None
-        };
         // The evicted task is freed after the lock is released, not while other writers of
         // the shard wait.
         drop(guard);

@@ -153,7 +153,7 @@ impl WriterState {
                 return Err(e);
             }
         };
-        if creating && self.keep_log && !store.lends_log() {
+        if creating && self.keep_log {
             self.log = Some(Vec::with_capacity(records.len() + 2));
         }
         if let Some(log) = &mut self.log {

@@ -279,12 +279,6 @@ pub trait TaskStore: Send + Sync + 'static {
         true
     }
 
-    /// True when `events_after(id, 0)` is cheap (the log is in memory): readers then project
-    /// the log by reference ([`TaskView`]) instead of copying a snapshot.
-    fn lends_log(&self) -> bool {
-        false
-    }
-
     /// False while no other process is known to write to this store. Streams read the log
     /// now and then for such writes ([`RuntimeConfig::store_poll`](crate::RuntimeConfig::store_poll))
     /// only while this holds; a store whose processes learn of each other late (a heartbeat)

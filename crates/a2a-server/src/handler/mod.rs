@@ -19,7 +19,7 @@ use a2a_types::{
 use crate::metrics::{RequestSeriesCache, SharedName};
 use crate::telemetry;
 use a2a_runtime::CallContext;
-use a2a_runtime::store::{StoreError, TaskEvent, TaskEventRecord, TaskQuery, TaskView, owner_in};
+use a2a_runtime::store::{StoreError, TaskEvent, TaskEventRecord, TaskQuery, TaskView};
 use a2a_runtime::{StartRequest, TaskEventStream, TaskRuntime, store_failure, terminal_task};
 
 mod push;
@@ -454,8 +454,7 @@ impl RequestHandler {
             .await
     }
 
-    /// The task to answer with: lent from the store's log when it keeps logs in memory (no
-    /// copy of messages or artifacts), else read as a snapshot.
+    /// The task to answer with, read as a snapshot.
     /// With `call`, only a task its caller may see is answered (see [`Self::visible_snapshot`]);
     /// without, the task is the sender's own.
     async fn answer(
@@ -464,23 +463,6 @@ impl RequestHandler {
         history: Option<usize>,
         call: Option<&CallContext>,
     ) -> Result<TaskAnswer, A2aError> {
-        let store = self.runtime.store();
-        if store.lends_log() {
-            match store.events_after(task_id, 0).await {
-                Ok(log)
-                    if matches!(log.first().map(|r| &r.event), Some(TaskEvent::Created(_)))
-                        && call.is_none_or(|c| {
-                            visible_to(owner_in(log.iter().map(|r| &r.event)), c)
-                        }) =>
-                {
-                    return Ok(TaskAnswer::Log { log, history });
-                }
-                Ok(_) | Err(StoreError::NotFound(_)) => {
-                    return Err(A2aError::task_not_found(task_id));
-                }
-                Err(e) => return Err(store_failure(e)),
-            }
-        }
         Ok(TaskAnswer::Task(Box::new(match call {
             Some(call) => self.visible_snapshot(task_id, history, call).await?.task,
             None => self.runtime.snapshot(task_id, history).await?.task,
@@ -821,14 +803,6 @@ fn task_ids(task: &Task) -> (Option<&str>, Option<&str>) {
 
 fn stream_ids(stream: &TaskEventStream) -> (Option<&str>, Option<&str>) {
     (Some(stream.task_id()), None)
-}
-
-/// Whether a task owned by `owner` is visible to the caller of `call`.
-fn visible_to(owner: Option<&Arc<str>>, call: &CallContext) -> bool {
-    match &call.principal {
-        None => true,
-        Some(p) => owner.is_some_and(|o| **o == *p.id()),
-    }
 }
 
 fn no_ids<T>(_: &T) -> (Option<&str>, Option<&str>) {

@@ -20,6 +20,7 @@ use futures::{Stream, StreamExt};
 use tonic::metadata::MetadataMap;
 use tonic::{Request, Response, Status};
 
+use super::grpc_unary::UnaryFirst;
 use super::http_request::call_context;
 use super::version::negotiate_version;
 use crate::handler::RequestHandler;
@@ -61,10 +62,7 @@ impl GrpcEndpoint {
     /// server's router. HTTP/2 must be enabled on the server (it is, with `axum::serve`).
     pub fn routes(self) -> Router {
         let limit = self.max_message_bytes;
-        let mut service = a2a_grpc::A2aServiceServer::new(self);
-        if let Some(bytes) = limit {
-            service = service.max_decoding_message_size(bytes);
-        }
+        let service = UnaryFirst::new(self, limit);
         Router::new().route_service(&format!("/{}/{{*method}}", a2a_grpc::SERVICE_NAME), service)
     }
 

@@ -4,6 +4,8 @@ pub mod card;
 mod envelope;
 #[cfg(feature = "grpc")]
 pub mod grpc;
+#[cfg(feature = "grpc")]
+mod grpc_unary;
 mod http_request;
 pub mod jsonrpc;
 pub mod rest;

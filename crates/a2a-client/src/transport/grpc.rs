@@ -1,6 +1,5 @@
 //! gRPC, A2A v1.0 (spec §10): [`GrpcV1`], over HTTP/2 to the interface's `host:port`.
 
-use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,6 +18,7 @@ use tonic::metadata::{MetadataMap, MetadataValue};
 use tonic::{Code, Status};
 use tonic_types::StatusExt;
 
+use super::grpc_unary;
 use super::h2_channel::H2Channel;
 use super::{EventSource, Transport, WireEvent};
 use crate::error::ClientError;
@@ -27,7 +27,9 @@ use crate::error::ClientError;
 /// client's headers as metadata.
 #[derive(Debug)]
 pub struct GrpcV1 {
+    /// For streaming calls; unary ones go through `grpc_unary` on `channel`.
     client: A2aServiceClient<H2Channel>,
+    channel: H2Channel,
     endpoint: String,
     metadata: MetadataMap,
     tenant: String,
@@ -70,7 +72,9 @@ impl GrpcV1 {
             MetadataValue::from_static(ProtocolVersion::V1.as_str()),
         );
         Ok(Self {
-            client: A2aServiceClient::new(channel).max_decoding_message_size(64 * 1024 * 1024),
+            client: A2aServiceClient::new(channel.clone())
+                .max_decoding_message_size(MAX_ANSWER_BYTES),
+            channel,
             endpoint: address.to_owned(),
             metadata,
             tenant: tenant.unwrap_or_default(),
@@ -89,20 +93,30 @@ impl GrpcV1 {
         req
     }
 
-    /// Runs a unary call within the timeout, mapping its status.
-    async fn unary<R>(
+    /// Calls the unary `method` with `message` within the timeout, mapping its status.
+    async fn unary<Req, Resp>(
         &self,
-        call: impl Future<Output = Result<tonic::Response<R>, Status>>,
-    ) -> Result<R, ClientError> {
+        method: &'static str,
+        message: Req,
+    ) -> Result<Resp, ClientError>
+    where
+        Req: prost::Message,
+        Resp: prost::Message + Default + Send + 'static,
+    {
+        let mut headers = self.metadata.clone().into_headers();
+        for (name, value) in crate::trace::headers() {
+            if let Ok(value) = http::HeaderValue::try_from(value) {
+                headers.insert(name, value);
+            }
+        }
+        let call = grpc_unary::call(&self.channel, method, headers, &message, MAX_ANSWER_BYTES);
         let result = match self.timeout {
             Some(t) => tokio::time::timeout(t, call)
                 .await
                 .unwrap_or_else(|_| Err(Status::deadline_exceeded("the call timed out"))),
             None => call.await,
         };
-        result
-            .map(tonic::Response::into_inner)
-            .map_err(|s| self.error(s))
+        result.map_err(|s| self.error(s))
     }
 
     fn error(&self, status: Status) -> ClientError {
@@ -120,6 +134,25 @@ impl GrpcV1 {
             }
         }))
     }
+}
+
+/// The largest answer a call takes.
+const MAX_ANSWER_BYTES: usize = 64 * 1024 * 1024;
+
+/// The paths of the service's unary methods.
+mod method {
+    pub(super) const SEND_MESSAGE: &str = "/lf.a2a.v1.A2AService/SendMessage";
+    pub(super) const GET_TASK: &str = "/lf.a2a.v1.A2AService/GetTask";
+    pub(super) const LIST_TASKS: &str = "/lf.a2a.v1.A2AService/ListTasks";
+    pub(super) const CANCEL_TASK: &str = "/lf.a2a.v1.A2AService/CancelTask";
+    pub(super) const GET_EXTENDED_AGENT_CARD: &str = "/lf.a2a.v1.A2AService/GetExtendedAgentCard";
+    pub(super) const CREATE_PUSH_CONFIG: &str =
+        "/lf.a2a.v1.A2AService/CreateTaskPushNotificationConfig";
+    pub(super) const GET_PUSH_CONFIG: &str = "/lf.a2a.v1.A2AService/GetTaskPushNotificationConfig";
+    pub(super) const LIST_PUSH_CONFIGS: &str =
+        "/lf.a2a.v1.A2AService/ListTaskPushNotificationConfigs";
+    pub(super) const DELETE_PUSH_CONFIG: &str =
+        "/lf.a2a.v1.A2AService/DeleteTaskPushNotificationConfig";
 }
 
 /// Request headers HTTP/2 forbids (RFC 9113 §8.2.2), which h2 refuses to send.
@@ -224,9 +257,11 @@ impl Transport for GrpcV1 {
         &self,
         req: SendMessageRequest,
     ) -> Result<SendMessageResponse, ClientError> {
-        let mut client = self.client.clone();
         let answer = self
-            .unary(client.send_message(self.request(req.into())))
+            .unary::<pb::SendMessageRequest, pb::SendMessageResponse>(
+                method::SEND_MESSAGE,
+                req.into(),
+            )
             .await?;
         answer
             .try_into()
@@ -246,25 +281,22 @@ impl Transport for GrpcV1 {
     }
 
     async fn get_task(&self, req: GetTaskRequest) -> Result<Task, ClientError> {
-        let mut client = self.client.clone();
         Ok(self
-            .unary(client.get_task(self.request(req.into())))
+            .unary::<pb::GetTaskRequest, pb::Task>(method::GET_TASK, req.into())
             .await?
             .into())
     }
 
     async fn list_tasks(&self, req: ListTasksRequest) -> Result<ListTasksResponse, ClientError> {
-        let mut client = self.client.clone();
         Ok(self
-            .unary(client.list_tasks(self.request(req.into())))
+            .unary::<pb::ListTasksRequest, pb::ListTasksResponse>(method::LIST_TASKS, req.into())
             .await?
             .into())
     }
 
     async fn cancel_task(&self, req: CancelTaskRequest) -> Result<Task, ClientError> {
-        let mut client = self.client.clone();
         Ok(self
-            .unary(client.cancel_task(self.request(req.into())))
+            .unary::<pb::CancelTaskRequest, pb::Task>(method::CANCEL_TASK, req.into())
             .await?
             .into())
     }
@@ -274,12 +306,12 @@ impl Transport for GrpcV1 {
         req: SubscribeToTaskRequest,
         last_event_id: Option<&str>,
     ) -> Result<EventSource, ClientError> {
-        let mut client = self.client.clone();
         let mut request = self.request(req.into());
         // gRPC events carry no ids, so this is only ever set by a caller that knows one.
         if let Some(id) = last_event_id.and_then(|id| MetadataValue::try_from(id).ok()) {
             request.metadata_mut().insert("last-event-id", id);
         }
+        let mut client = self.client.clone();
         let stream = client
             .subscribe_to_task(request)
             .await
@@ -288,12 +320,11 @@ impl Transport for GrpcV1 {
     }
 
     async fn get_extended_agent_card(&self) -> Result<AgentCard, ClientError> {
-        let mut client = self.client.clone();
         let req = pb::GetExtendedAgentCardRequest {
             tenant: self.tenant.clone(),
         };
         Ok(self
-            .unary(client.get_extended_agent_card(self.request(req)))
+            .unary::<_, pb::AgentCard>(method::GET_EXTENDED_AGENT_CARD, req)
             .await?
             .into())
     }
@@ -302,11 +333,10 @@ impl Transport for GrpcV1 {
         &self,
         config: a2a_types::TaskPushNotificationConfig,
     ) -> Result<a2a_types::TaskPushNotificationConfig, ClientError> {
-        let mut client = self.client.clone();
         let mut req: pb::TaskPushNotificationConfig = config.into();
         req.tenant = self.tenant.clone();
         Ok(self
-            .unary(client.create_task_push_notification_config(self.request(req)))
+            .unary::<_, pb::TaskPushNotificationConfig>(method::CREATE_PUSH_CONFIG, req)
             .await?
             .into())
     }
@@ -316,14 +346,13 @@ impl Transport for GrpcV1 {
         task_id: &str,
         id: &str,
     ) -> Result<a2a_types::TaskPushNotificationConfig, ClientError> {
-        let mut client = self.client.clone();
         let req = pb::GetTaskPushNotificationConfigRequest {
             tenant: self.tenant.clone(),
             task_id: task_id.to_owned(),
             id: id.to_owned(),
         };
         Ok(self
-            .unary(client.get_task_push_notification_config(self.request(req)))
+            .unary::<_, pb::TaskPushNotificationConfig>(method::GET_PUSH_CONFIG, req)
             .await?
             .into())
     }
@@ -332,7 +361,6 @@ impl Transport for GrpcV1 {
         &self,
         task_id: &str,
     ) -> Result<Vec<a2a_types::TaskPushNotificationConfig>, ClientError> {
-        let mut client = self.client.clone();
         let req = pb::ListTaskPushNotificationConfigsRequest {
             tenant: self.tenant.clone(),
             task_id: task_id.to_owned(),
@@ -340,20 +368,18 @@ impl Transport for GrpcV1 {
             page_token: String::new(),
         };
         let page = self
-            .unary(client.list_task_push_notification_configs(self.request(req)))
+            .unary::<_, pb::ListTaskPushNotificationConfigsResponse>(method::LIST_PUSH_CONFIGS, req)
             .await?;
         Ok(page.configs.into_iter().map(Into::into).collect())
     }
 
     async fn delete_push_config(&self, task_id: &str, id: &str) -> Result<(), ClientError> {
-        let mut client = self.client.clone();
         let req = pb::DeleteTaskPushNotificationConfigRequest {
             tenant: self.tenant.clone(),
             task_id: task_id.to_owned(),
             id: id.to_owned(),
         };
-        self.unary(client.delete_task_push_notification_config(self.request(req)))
-            .await?;
+        self.unary::<_, ()>(method::DELETE_PUSH_CONFIG, req).await?;
         Ok(())
     }
 }

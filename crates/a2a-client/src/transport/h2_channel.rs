@@ -198,8 +198,19 @@ impl H2Channel {
     }
 
     async fn call(self, req: Request<tonic::body::Body>) -> Result<Response<RecvBody>, Status> {
-        let (mut parts, body) = req.into_parts();
+        let (parts, body) = req.into_parts();
         let message = body.collect().await?.to_bytes();
+        self.send(parts, message).await
+    }
+
+    /// Sends a request of `parts` (its URI a path: the scheme and authority are the
+    /// channel's) and the whole `message`, which leave together; the response once its
+    /// headers are in.
+    pub(crate) async fn send(
+        &self,
+        mut parts: http::request::Parts,
+        message: Bytes,
+    ) -> Result<Response<RecvBody>, Status> {
         let mut uri = std::mem::take(&mut parts.uri).into_parts();
         uri.scheme = Some(self.inner.target.scheme());
         uri.authority = Some(self.inner.target.authority.clone());

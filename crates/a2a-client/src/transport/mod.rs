@@ -9,6 +9,8 @@
 #[cfg(feature = "grpc")]
 mod grpc;
 #[cfg(feature = "grpc")]
+mod grpc_unary;
+#[cfg(feature = "grpc")]
 mod h2_channel;
 mod jsonrpc;
 mod rest;

@@ -1,0 +1,223 @@
+//! Unary gRPC calls without tonic's streaming codec: the request is encoded once into the
+//! buffer h2 sends, and an answer of one plain message and `grpc-status: 0` is read whole
+//! and decoded with prost.
+//!
+//! Why: tonic's generated client sends a unary call as a one-item stream (an `EncodeBody`,
+//! which the channel then collects) and reads its answer through a `Streaming` decoder, its
+//! futures large and moved at each step. Under `a2a bench --binding grpc` that was about a
+//! fifth of the client's CPU per call, which shares the machine with the server.
+//!
+//! Only the common answer is taken here: HTTP 200, no `grpc-encoding` (or `identity`), one
+//! uncompressed message within the size limit, then trailers with `grpc-status: 0`. Any
+//! other answer (an error status, trailers-only, a compressed or oversized message, a body
+//! that fails) is read by tonic's own decoder, with the frames already read replayed in
+//! front of the rest, so what a caller sees for it is what tonic gives.
+
+use std::collections::VecDeque;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use bytes::{BufMut, Bytes, BytesMut};
+use http::header::{CONTENT_TYPE, HeaderValue, TE};
+use http::uri::PathAndQuery;
+use http::{HeaderMap, Method, Request, StatusCode, Uri};
+use http_body::Frame;
+use http_body_util::BodyExt;
+use prost::Message;
+use tonic::codec::{Codec, Streaming};
+use tonic::{Code, Status};
+
+use super::h2_channel::{H2Channel, RecvBody};
+
+/// A gRPC message's prefix: a compression flag and the message's length (big-endian u32).
+const PREFIX_BYTES: usize = 5;
+
+/// Calls the unary method at `path` with `message` and `headers` (the call's metadata), on
+/// `channel`, taking answers up to `max_message_bytes`.
+pub(crate) async fn call<Req, Resp>(
+    channel: &H2Channel,
+    path: &'static str,
+    headers: HeaderMap,
+    message: &Req,
+    max_message_bytes: usize,
+) -> Result<Resp, Status>
+where
+    Req: Message,
+    Resp: Message + Default + Send + 'static,
+{
+    let len = message.encoded_len();
+    let prefix_len = u32::try_from(len)
+        .map_err(|_| Status::resource_exhausted("the request is larger than a gRPC message"))?;
+    let mut buf = BytesMut::with_capacity(PREFIX_BYTES + len);
+    buf.put_u8(0);
+    buf.put_u32(prefix_len);
+    message
+        .encode(&mut buf)
+        .map_err(|e| Status::internal(e.to_string()))?;
+    let mut request = Request::new(());
+    *request.method_mut() = Method::POST;
+    *request.uri_mut() = Uri::from(PathAndQuery::from_static(path));
+    *request.version_mut() = http::Version::HTTP_2;
+    *request.headers_mut() = headers;
+    let h = request.headers_mut();
+    h.insert(TE, HeaderValue::from_static("trailers"));
+    h.insert(CONTENT_TYPE, HeaderValue::from_static("application/grpc"));
+    let (parts, ()) = request.into_parts();
+    let response = channel.send(parts, buf.freeze()).await?;
+    answer(response, max_message_bytes).await
+}
+
+/// The answer's message, read here when it is the common one, else by tonic.
+async fn answer<Resp>(response: http::Response<RecvBody>, limit: usize) -> Result<Resp, Status>
+where
+    Resp: Message + Default + Send + 'static,
+{
+    let (head, mut body) = response.into_parts();
+    let mut read = Replay::default();
+    let plain = head.status == StatusCode::OK
+        && !head.headers.contains_key(Status::GRPC_STATUS)
+        && head
+            .headers
+            .get("grpc-encoding")
+            .is_none_or(|v| v.as_bytes() == b"identity");
+    if plain {
+        let mut len = 0;
+        while let Some(frame) = body.frame().await {
+            let Ok(frame) = frame else {
+                read.frames.push_back(frame);
+                break;
+            };
+            if let Some(data) = frame.data_ref() {
+                len += data.len();
+                read.frames.push_back(Ok(frame));
+                if read
+                    .declared()
+                    .is_some_and(|d| d > limit || len > PREFIX_BYTES + d)
+                {
+                    break;
+                }
+                continue;
+            }
+            let ok = frame
+                .trailers_ref()
+                .and_then(|t| t.get(Status::GRPC_STATUS))
+                .is_some_and(|s| s.as_bytes() == b"0");
+            read.frames.push_back(Ok(frame));
+            if ok
+                && read.frames.len() >= 2
+                && read.declared().is_some_and(|d| len == PREFIX_BYTES + d)
+                && read.compression_flag() == Some(0)
+            {
+                // As tonic's prost codec words a decode error.
+                return Resp::decode(read.message()).map_err(|e| Status::internal(e.to_string()));
+            }
+            break;
+        }
+    }
+    by_tonic(head, read.then(body), limit).await
+}
+
+/// What tonic's generated client does with a unary answer: refuses a `grpc-encoding` it
+/// does not speak, takes a trailers-only status, reads the first message, then the trailers.
+async fn by_tonic<Resp>(
+    head: http::response::Parts,
+    body: Replay,
+    limit: usize,
+) -> Result<Resp, Status>
+where
+    Resp: Message + Default + Send + 'static,
+{
+    if let Some(encoding) = head.headers.get("grpc-encoding")
+        && encoding.as_bytes() != b"identity"
+    {
+        let encoding = String::from_utf8_lossy(encoding.as_bytes());
+        return Err(Status::unimplemented(format!(
+            "Content is compressed with `{encoding}` which isn't supported"
+        )));
+    }
+    let decoder = tonic_prost::ProstCodec::<(), Resp>::default().decoder();
+    let mut stream = match Status::from_header_map(&head.headers) {
+        Some(status) if status.code() != Code::Ok => return Err(status),
+        Some(_) => Streaming::new_empty(decoder, body),
+        None => Streaming::new_response(decoder, body, head.status, None, Some(limit)),
+    };
+    let message = stream
+        .message()
+        .await?
+        .ok_or_else(|| Status::internal("Missing response message."))?;
+    stream.trailers().await?;
+    Ok(message)
+}
+
+/// Frames read from an answer's body, to be read again, then the rest of it.
+#[derive(Default)]
+struct Replay {
+    frames: VecDeque<Result<Frame<Bytes>, Status>>,
+    rest: Option<RecvBody>,
+}
+
+impl Replay {
+    /// The data read so far, whole when it is one frame (the usual case), else copied.
+    fn data(&self) -> Bytes {
+        let mut data = self
+            .frames
+            .iter()
+            .filter_map(|f| f.as_ref().ok()?.data_ref());
+        match (data.next(), data.next()) {
+            (None, _) => Bytes::new(),
+            (Some(one), None) => one.clone(),
+            (Some(first), Some(second)) => {
+                let mut all = BytesMut::from(&first[..]);
+                all.extend_from_slice(second);
+                for more in data {
+                    all.extend_from_slice(more);
+                }
+                all.freeze()
+            }
+        }
+    }
+
+    /// The message's length as its prefix declares it, once the prefix is read.
+    fn declared(&self) -> Option<usize> {
+        let data = self.data();
+        let len = u32::from_be_bytes(data.get(1..PREFIX_BYTES)?.try_into().ok()?);
+        usize::try_from(len).ok()
+    }
+
+    fn compression_flag(&self) -> Option<u8> {
+        self.data().first().copied()
+    }
+
+    /// The message without its prefix.
+    fn message(&self) -> Bytes {
+        self.data().slice(PREFIX_BYTES..)
+    }
+
+    /// What was read, then the rest of `body`.
+    fn then(mut self, body: RecvBody) -> Self {
+        self.rest = Some(body);
+        self
+    }
+}
+
+impl http_body::Body for Replay {
+    type Data = Bytes;
+    type Error = Status;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Status>>> {
+        if let Some(frame) = self.frames.pop_front() {
+            return Poll::Ready(Some(frame));
+        }
+        match self.rest.as_mut() {
+            Some(rest) => Pin::new(rest).poll_frame(cx),
+            None => Poll::Ready(None),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.frames.is_empty() && self.rest.as_ref().is_none_or(|r| r.is_end_stream())
+    }
+}

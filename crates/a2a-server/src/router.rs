@@ -306,16 +306,18 @@ pub async fn serve_with_tls(
     tls: Option<crate::listen::Tls>,
 ) -> std::io::Result<()> {
     let body_timeout = limits.body_read_timeout;
-    let app = router
-        .fallback(not_found)
+    // The panic guard and the body deadline wrap the router once, as the service every
+    // request reaches first: `Router::layer` would wrap each route instead, a boxed service
+    // and a boxed future more per layer on every request.
+    let guarded = tower::ServiceBuilder::new()
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(
             panic_response,
         ))
-        .layer(tower::util::MapRequestLayer::new(
-            move |req: axum::http::Request<axum::body::Body>| {
-                req.map(|body| axum::body::Body::new(DeadlineBody::new(body, body_timeout)))
-            },
-        ));
+        .map_request(move |req: axum::http::Request<axum::body::Body>| {
+            req.map(|body| axum::body::Body::new(DeadlineBody::new(body, body_timeout)))
+        })
+        .service(router.fallback(not_found));
+    let app = Router::new().fallback_service(guarded);
     crate::listen::serve_connections(listener, app, shutdown, drain, limits, tls).await
 }
 

@@ -29,6 +29,7 @@ pub mod pb {
 }
 
 pub mod convert;
+pub mod replay;
 pub mod status;
 
 pub use pb::a2a_service_client::A2aServiceClient;

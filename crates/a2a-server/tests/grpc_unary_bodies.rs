@@ -114,6 +114,10 @@ async fn a_message_whole_or_split_over_frames_is_answered_alike() {
     let task = completed(&call(&s, &[], split).await);
     assert_eq!(task.artifacts[0].name, "out");
 
+    // A byte a frame: the prefix is picked out as it comes, the message put together once.
+    let bytes = (0..whole.len()).map(|i| whole.slice(i..=i)).collect();
+    completed(&call(&s, &[], bytes).await);
+
     let identity = call(&s, &[("grpc-encoding", "identity")], vec![whole]).await;
     completed(&identity);
 }
@@ -142,7 +146,8 @@ async fn other_bodies_get_tonics_answers() {
     .await;
     assert_eq!(gzip.status, "12", "{}", gzip.message);
 
-    // Declares more than the limit (4 MiB unless configured): refused before it is read.
+    // Declares 64 MiB, over the limit (the server's body limit, 10 MiB by default): refused
+    // before it is read.
     let over = call(&s, &[], vec![framed(0, 64 * 1024 * 1024, &message)]).await;
     assert_eq!(over.status, "11", "{}", over.message);
     assert!(over.message.contains("too%20large"), "{}", over.message);
@@ -153,7 +158,7 @@ async fn other_bodies_get_tonics_answers() {
 
     let mut two = framed(0, len, &message).to_vec();
     two.extend_from_slice(&framed(0, len, &message));
-    // tonic answers a unary call's first message and leaves the rest unread.
+    // tonic answers a unary call's first message (it reads and drops the rest).
     completed(&call(&s, &[], vec![Bytes::from(two)]).await);
 
     let not_protobuf = call(&s, &[], vec![framed(0, 3, &[0xff, 0xff, 0xff])]).await;

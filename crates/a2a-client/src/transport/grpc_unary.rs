@@ -13,11 +13,8 @@
 //! that fails) is read by tonic's own decoder, with the frames already read replayed in
 //! front of the rest, so what a caller sees for it is what tonic gives.
 
-use std::collections::VecDeque;
-use std::pin::Pin;
-use std::task::{Context, Poll};
-
-use bytes::{BufMut, Bytes, BytesMut};
+use a2a_grpc::replay::{PREFIX_BYTES, Replay};
+use bytes::{BufMut, BytesMut};
 use http::header::{CONTENT_TYPE, HeaderValue, TE};
 use http::uri::PathAndQuery;
 use http::{HeaderMap, Method, Request, StatusCode, Uri};
@@ -28,9 +25,6 @@ use tonic::codec::{Codec, Streaming};
 use tonic::{Code, Status};
 
 use super::h2_channel::{H2Channel, RecvBody};
-
-/// A gRPC message's prefix: a compression flag and the message's length (big-endian u32).
-const PREFIX_BYTES: usize = 5;
 
 /// Calls the unary method at `path` with `message` and `headers` (the call's metadata), on
 /// `channel`, taking answers up to `max_message_bytes`.
@@ -60,6 +54,10 @@ where
     *request.version_mut() = http::Version::HTTP_2;
     *request.headers_mut() = headers;
     let h = request.headers_mut();
+    // As tonic's client: names gRPC itself sets are not taken from the caller's metadata.
+    for reserved in ["grpc-message", "grpc-message-type", "grpc-status"] {
+        h.remove(reserved);
+    }
     h.insert(TE, HeaderValue::from_static("trailers"));
     h.insert(CONTENT_TYPE, HeaderValue::from_static("application/grpc"));
     let (parts, ()) = request.into_parts();
@@ -73,7 +71,7 @@ where
     Resp: Message + Default + Send + 'static,
 {
     let (head, mut body) = response.into_parts();
-    let mut read = Replay::default();
+    let mut read = Replay::<RecvBody>::default();
     let plain = head.status == StatusCode::OK
         && !head.headers.contains_key(Status::GRPC_STATUS)
         && head
@@ -81,33 +79,25 @@ where
             .get("grpc-encoding")
             .is_none_or(|v| v.as_bytes() == b"identity");
     if plain {
-        let mut len = 0;
         while let Some(frame) = body.frame().await {
-            let Ok(frame) = frame else {
-                read.frames.push_back(frame);
-                break;
-            };
-            if let Some(data) = frame.data_ref() {
-                len += data.len();
-                read.frames.push_back(Ok(frame));
+            let is_data = frame.as_ref().is_ok_and(Frame::is_data);
+            let ok = frame
+                .as_ref()
+                .ok()
+                .and_then(Frame::trailers_ref)
+                .and_then(|t| t.get(Status::GRPC_STATUS))
+                .is_some_and(|s| s.as_bytes() == b"0");
+            read.record(frame);
+            if is_data {
                 if read
                     .declared()
-                    .is_some_and(|d| d > limit || len > PREFIX_BYTES + d)
+                    .is_some_and(|d| d > limit || read.data_len() > PREFIX_BYTES + d)
                 {
                     break;
                 }
                 continue;
             }
-            let ok = frame
-                .trailers_ref()
-                .and_then(|t| t.get(Status::GRPC_STATUS))
-                .is_some_and(|s| s.as_bytes() == b"0");
-            read.frames.push_back(Ok(frame));
-            if ok
-                && read.frames.len() >= 2
-                && read.declared().is_some_and(|d| len == PREFIX_BYTES + d)
-                && read.compression_flag() == Some(0)
-            {
+            if ok && read.frames() >= 2 && read.is_one_plain_message() {
                 // As tonic's prost codec words a decode error.
                 return Resp::decode(read.message()).map_err(|e| Status::internal(e.to_string()));
             }
@@ -121,7 +111,7 @@ where
 /// does not speak, takes a trailers-only status, reads the first message, then the trailers.
 async fn by_tonic<Resp>(
     head: http::response::Parts,
-    body: Replay,
+    body: Replay<RecvBody>,
     limit: usize,
 ) -> Result<Resp, Status>
 where
@@ -147,77 +137,4 @@ where
         .ok_or_else(|| Status::internal("Missing response message."))?;
     stream.trailers().await?;
     Ok(message)
-}
-
-/// Frames read from an answer's body, to be read again, then the rest of it.
-#[derive(Default)]
-struct Replay {
-    frames: VecDeque<Result<Frame<Bytes>, Status>>,
-    rest: Option<RecvBody>,
-}
-
-impl Replay {
-    /// The data read so far, whole when it is one frame (the usual case), else copied.
-    fn data(&self) -> Bytes {
-        let mut data = self
-            .frames
-            .iter()
-            .filter_map(|f| f.as_ref().ok()?.data_ref());
-        match (data.next(), data.next()) {
-            (None, _) => Bytes::new(),
-            (Some(one), None) => one.clone(),
-            (Some(first), Some(second)) => {
-                let mut all = BytesMut::from(&first[..]);
-                all.extend_from_slice(second);
-                for more in data {
-                    all.extend_from_slice(more);
-                }
-                all.freeze()
-            }
-        }
-    }
-
-    /// The message's length as its prefix declares it, once the prefix is read.
-    fn declared(&self) -> Option<usize> {
-        let data = self.data();
-        let len = u32::from_be_bytes(data.get(1..PREFIX_BYTES)?.try_into().ok()?);
-        usize::try_from(len).ok()
-    }
-
-    fn compression_flag(&self) -> Option<u8> {
-        self.data().first().copied()
-    }
-
-    /// The message without its prefix.
-    fn message(&self) -> Bytes {
-        self.data().slice(PREFIX_BYTES..)
-    }
-
-    /// What was read, then the rest of `body`.
-    fn then(mut self, body: RecvBody) -> Self {
-        self.rest = Some(body);
-        self
-    }
-}
-
-impl http_body::Body for Replay {
-    type Data = Bytes;
-    type Error = Status;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Status>>> {
-        if let Some(frame) = self.frames.pop_front() {
-            return Poll::Ready(Some(frame));
-        }
-        match self.rest.as_mut() {
-            Some(rest) => Pin::new(rest).poll_frame(cx),
-            None => Poll::Ready(None),
-        }
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.frames.is_empty() && self.rest.as_ref().is_none_or(|r| r.is_end_stream())
-    }
 }

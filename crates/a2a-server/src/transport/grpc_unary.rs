@@ -14,13 +14,13 @@
 //! an unknown one) goes to tonic's generated service with the frames already read replayed
 //! in front of the rest of the body, so its answers, errors included, are tonic's own.
 
-use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
+use a2a_grpc::replay::{PREFIX_BYTES, Replay};
 use a2a_grpc::{A2aService, A2aServiceServer};
 use axum::body::Body;
 use bytes::{BufMut, Bytes, BytesMut};
@@ -33,9 +33,6 @@ use tonic::Status;
 
 /// The largest request message tonic accepts unless told otherwise.
 const DEFAULT_MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
-
-/// A gRPC message's prefix: a compression flag and the message's length (big-endian u32).
-const PREFIX_BYTES: usize = 5;
 
 /// The service's unary methods.
 #[derive(Debug, Clone, Copy)]
@@ -107,6 +104,15 @@ impl<S: A2aService> UnaryFirst<S> {
         }
     }
 }
+
+/// Metadata names a handler's answer may not set (tonic's `GRPC_RESERVED_HEADERS`).
+const RESERVED_HEADERS: [&str; 5] = [
+    "te",
+    "content-type",
+    "grpc-message",
+    "grpc-message-type",
+    "grpc-status",
+];
 
 type Answer = Pin<Box<dyn Future<Output = Result<Response<Body>, Infallible>> + Send>>;
 
@@ -199,7 +205,7 @@ where
 /// A successful answer: the metadata as headers, the message in one DATA frame, then
 /// `grpc-status: 0`.
 fn one_answer<M: Message>(answer: tonic::Response<M>) -> Response<Body> {
-    let (metadata, message, _) = answer.into_parts();
+    let (metadata, message, extensions) = answer.into_parts();
     let len = message.encoded_len();
     let Ok(prefix_len) = u32::try_from(len) else {
         return Status::resource_exhausted("the answer is larger than a gRPC message can be")
@@ -217,131 +223,43 @@ fn one_answer<M: Message>(answer: tonic::Response<M>) -> Response<Body> {
         data: Some(buf.freeze()),
         trailers: Some(trailers),
     }));
-    *response.headers_mut() = metadata.into_headers();
-    response
-        .headers_mut()
-        .insert(CONTENT_TYPE, HeaderValue::from_static("application/grpc"));
+    // As tonic's `Response::into_http`: the metadata without the names gRPC itself sets.
+    let mut headers = metadata.into_headers();
+    for reserved in RESERVED_HEADERS {
+        headers.remove(reserved);
+    }
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/grpc"));
+    *response.headers_mut() = headers;
+    *response.extensions_mut() = extensions;
     response
 }
 
 /// The request's one message, without its prefix; or, when the body is anything else, the
 /// body again (what was read, then the rest) for tonic to answer.
 async fn one_message(mut body: Body, headers: &HeaderMap, limit: usize) -> Result<Bytes, Body> {
-    let mut read = Replay::default();
+    let mut read = Replay::<Body>::default();
     if headers
         .get("grpc-encoding")
         .is_some_and(|v| v.as_bytes() != b"identity")
     {
-        return Err(read.then(body));
+        return Err(Body::new(read.then(body)));
     }
-    let mut len = 0;
-    loop {
-        match body.frame().await {
-            None => break,
-            Some(Ok(frame)) => {
-                let is_data = frame.is_data();
-                if let Some(data) = frame.data_ref() {
-                    len += data.len();
-                }
-                read.frames.push_back(Ok(frame));
-                // Trailers, a message over the limit or a second one: tonic's to answer.
-                if !is_data
-                    || read
-                        .declared()
-                        .is_some_and(|d| d > limit || len > PREFIX_BYTES + d)
-                {
-                    return Err(read.then(body));
-                }
-            }
-            Some(Err(e)) => {
-                read.frames.push_back(Err(e));
-                return Err(read.ended());
-            }
+    while let Some(frame) = body.frame().await {
+        let is_data = frame.as_ref().is_ok_and(Frame::is_data);
+        read.record(frame);
+        // Trailers, an error, a message over the limit or a second one: tonic's to answer.
+        if !is_data
+            || read
+                .declared()
+                .is_some_and(|d| d > limit || read.data_len() > PREFIX_BYTES + d)
+        {
+            return Err(Body::new(read.then(body)));
         }
     }
-    match read.declared() {
-        Some(declared) if len == PREFIX_BYTES + declared && read.compression_flag() == Some(0) => {
-            Ok(read.message())
-        }
-        _ => Err(read.ended()),
-    }
-}
-
-/// Frames read from a request body, to be read again.
-#[derive(Default)]
-struct Replay {
-    frames: VecDeque<Result<Frame<Bytes>, axum::Error>>,
-    rest: Option<Body>,
-}
-
-impl Replay {
-    /// The data read so far, whole when it is one frame (the usual case), else copied.
-    fn data(&self) -> Bytes {
-        let mut data = self
-            .frames
-            .iter()
-            .filter_map(|f| f.as_ref().ok()?.data_ref());
-        match (data.next(), data.next()) {
-            (None, _) => Bytes::new(),
-            (Some(one), None) => one.clone(),
-            (Some(first), Some(second)) => {
-                let mut all = BytesMut::from(&first[..]);
-                all.extend_from_slice(second);
-                for more in data {
-                    all.extend_from_slice(more);
-                }
-                all.freeze()
-            }
-        }
-    }
-
-    /// The message's length as its prefix declares it, once the prefix is read.
-    fn declared(&self) -> Option<usize> {
-        let data = self.data();
-        let len = u32::from_be_bytes(data.get(1..PREFIX_BYTES)?.try_into().ok()?);
-        usize::try_from(len).ok()
-    }
-
-    fn compression_flag(&self) -> Option<u8> {
-        self.data().first().copied()
-    }
-
-    /// The message without its prefix.
-    fn message(&self) -> Bytes {
-        self.data().slice(PREFIX_BYTES..)
-    }
-
-    /// What was read, then the rest of `body`.
-    fn then(mut self, body: Body) -> Body {
-        self.rest = Some(body);
-        Body::new(self)
-    }
-
-    /// What was read, the whole body.
-    fn ended(self) -> Body {
-        Body::new(self)
-    }
-}
-
-impl http_body::Body for Replay {
-    type Data = Bytes;
-    type Error = axum::Error;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
-        if let Some(frame) = self.frames.pop_front() {
-            return Poll::Ready(Some(frame));
-        }
-        match self.rest.as_mut() {
-            Some(rest) => Pin::new(rest).poll_frame(cx),
-            None => Poll::Ready(None),
-        }
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.frames.is_empty() && self.rest.as_ref().is_none_or(|r| r.is_end_stream())
+    if read.is_one_plain_message() {
+        Ok(read.message())
+    } else {
+        Err(Body::new(read.then(body)))
     }
 }
 

@@ -4,17 +4,43 @@
 //! to a reader that takes it from the start, such as tonic's codec.
 //!
 //! The server and the client read the common case (one plain message) themselves and hand
-//! anything else to tonic this way, so that tonic's answers and errors stay what they were.
+//! anything else to tonic this way, so that tonic's answers and errors stay what they were;
+//! they write a message with [`encode_message`].
 
 use std::collections::VecDeque;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use bytes::{Bytes, BytesMut};
+use bytes::{BufMut, Bytes, BytesMut};
 use http_body::{Body, Frame};
 
 /// A gRPC message's prefix: a compression flag and the message's length (big-endian u32).
 pub const PREFIX_BYTES: usize = 5;
+
+/// Metadata names gRPC itself sets, which a call's or an answer's metadata may not carry
+/// (tonic's `GRPC_RESERVED_HEADERS`).
+pub const RESERVED_HEADERS: [&str; 5] = [
+    "te",
+    "content-type",
+    "grpc-message",
+    "grpc-message-type",
+    "grpc-status",
+];
+
+/// `message` as one uncompressed gRPC message: its prefix, then its bytes, in one buffer.
+pub fn encode_message(message: &impl prost::Message) -> Result<Bytes, tonic::Status> {
+    let len = message.encoded_len();
+    let prefix_len = u32::try_from(len).map_err(|_| {
+        tonic::Status::resource_exhausted("the message is larger than a gRPC message can be")
+    })?;
+    let mut buf = BytesMut::with_capacity(PREFIX_BYTES + len);
+    buf.put_u8(0);
+    buf.put_u32(prefix_len);
+    message
+        .encode(&mut buf)
+        .map_err(|e| tonic::Status::internal(e.to_string()))?;
+    Ok(buf.freeze())
+}
 
 /// Frames read from a body `B`, kept to be read again, then the rest of `B`.
 #[derive(Debug)]

@@ -13,8 +13,7 @@
 //! that fails) is read by tonic's own decoder, with the frames already read replayed in
 //! front of the rest, so what a caller sees for it is what tonic gives.
 
-use a2a_grpc::replay::{PREFIX_BYTES, Replay};
-use bytes::{BufMut, BytesMut};
+use a2a_grpc::replay::{PREFIX_BYTES, RESERVED_HEADERS, Replay, encode_message};
 use http::header::{CONTENT_TYPE, HeaderValue, TE};
 use http::uri::PathAndQuery;
 use http::{HeaderMap, Method, Request, StatusCode, Uri};
@@ -39,15 +38,7 @@ where
     Req: Message,
     Resp: Message + Default + Send + 'static,
 {
-    let len = message.encoded_len();
-    let prefix_len = u32::try_from(len)
-        .map_err(|_| Status::resource_exhausted("the request is larger than a gRPC message"))?;
-    let mut buf = BytesMut::with_capacity(PREFIX_BYTES + len);
-    buf.put_u8(0);
-    buf.put_u32(prefix_len);
-    message
-        .encode(&mut buf)
-        .map_err(|e| Status::internal(e.to_string()))?;
+    let data = encode_message(message)?;
     let mut request = Request::new(());
     *request.method_mut() = Method::POST;
     *request.uri_mut() = Uri::from(PathAndQuery::from_static(path));
@@ -55,13 +46,13 @@ where
     *request.headers_mut() = headers;
     let h = request.headers_mut();
     // As tonic's client: names gRPC itself sets are not taken from the caller's metadata.
-    for reserved in ["grpc-message", "grpc-message-type", "grpc-status"] {
+    for reserved in RESERVED_HEADERS {
         h.remove(reserved);
     }
     h.insert(TE, HeaderValue::from_static("trailers"));
     h.insert(CONTENT_TYPE, HeaderValue::from_static("application/grpc"));
     let (parts, ()) = request.into_parts();
-    let response = channel.send(parts, buf.freeze()).await?;
+    let response = channel.send(parts, data).await?;
     answer(response, max_message_bytes).await
 }
 

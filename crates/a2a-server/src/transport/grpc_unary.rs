@@ -20,10 +20,10 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use a2a_grpc::replay::{PREFIX_BYTES, Replay};
+use a2a_grpc::replay::{PREFIX_BYTES, RESERVED_HEADERS, Replay, encode_message};
 use a2a_grpc::{A2aService, A2aServiceServer};
 use axum::body::Body;
-use bytes::{BufMut, Bytes, BytesMut};
+use bytes::Bytes;
 use http::header::{CONTENT_TYPE, HeaderValue};
 use http::{HeaderMap, Request, Response};
 use http_body::Frame;
@@ -104,15 +104,6 @@ impl<S: A2aService> UnaryFirst<S> {
         }
     }
 }
-
-/// Metadata names a handler's answer may not set (tonic's `GRPC_RESERVED_HEADERS`).
-const RESERVED_HEADERS: [&str; 5] = [
-    "te",
-    "content-type",
-    "grpc-message",
-    "grpc-message-type",
-    "grpc-status",
-];
 
 type Answer = Pin<Box<dyn Future<Output = Result<Response<Body>, Infallible>> + Send>>;
 
@@ -206,21 +197,14 @@ where
 /// `grpc-status: 0`.
 fn one_answer<M: Message>(answer: tonic::Response<M>) -> Response<Body> {
     let (metadata, message, extensions) = answer.into_parts();
-    let len = message.encoded_len();
-    let Ok(prefix_len) = u32::try_from(len) else {
-        return Status::resource_exhausted("the answer is larger than a gRPC message can be")
-            .into_http();
+    let data = match encode_message(&message) {
+        Ok(data) => data,
+        Err(status) => return status.into_http(),
     };
-    let mut buf = BytesMut::with_capacity(PREFIX_BYTES + len);
-    buf.put_u8(0);
-    buf.put_u32(prefix_len);
-    if let Err(e) = message.encode(&mut buf) {
-        return Status::internal(e.to_string()).into_http();
-    }
     let mut trailers = HeaderMap::with_capacity(1);
     trailers.insert(Status::GRPC_STATUS, HeaderValue::from_static("0"));
     let mut response = Response::new(Body::new(OneMessage {
-        data: Some(buf.freeze()),
+        data: Some(data),
         trailers: Some(trailers),
     }));
     // As tonic's `Response::into_http`: the metadata without the names gRPC itself sets.

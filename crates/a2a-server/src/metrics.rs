@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use a2a_runtime::Binding;
 use a2a_runtime::metrics::{AtomicHistogram, HistogramFamily, OutcomeLabels};
+use a2a_runtime::metrics::{StripedCounter as Counter, StripedGauge};
 use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue, LabelValueEncoder};
-use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::registry::Registry;
 
@@ -136,7 +136,7 @@ pub struct Metrics {
     request_seconds: HistogramFamily<LatencyLabels>,
     refused: Family<ReasonLabels, Counter>,
     push: Family<OutcomeLabels, Counter>,
-    in_flight: prometheus_client::metrics::gauge::Gauge,
+    in_flight: StripedGauge,
 }
 
 /// One request being handled: counted in `a2a_requests_in_flight` until dropped.
@@ -190,7 +190,7 @@ impl Metrics {
             "Push notification attempts by outcome: delivered, retried (a failed attempt that will be tried again), rejected (the receiver refused it with a 4xx), gave_up (retries exhausted), refused (the address is not allowed)",
             push.clone(),
         );
-        let in_flight = prometheus_client::metrics::gauge::Gauge::default();
+        let in_flight = StripedGauge::default();
         registry.register(
             "requests_in_flight",
             "A2A requests being handled now (a stream until it is open)",

@@ -79,8 +79,9 @@ pub const NOTIFICATION_SIGNATURE_HEADER: &str = "X-A2A-Notification-Signature";
 /// Each thread orders its own ids (a counter per thread, seeded at random each millisecond):
 /// `Uuid::now_v7` orders them across the whole process through one global mutex, which every
 /// new task, context and message took, and whose cache line went from core to core on every
-/// send. Ids made on different threads within one millisecond tell apart by their 74 random
-/// and counter bits instead.
+/// send. Ids made on different threads within one millisecond tell apart by their other 74
+/// bits instead: a counter seeded at random each millisecond, then fresh random bits (73
+/// random bits in all).
 pub fn new_id() -> String {
     use uuid::timestamp::context::{ContextV7, ThreadLocalContext};
     thread_local! {

@@ -19,6 +19,9 @@ use super::{
 
 const SHARDS: usize = 16;
 
+/// The largest buffer a shard keeps for freezing logs ([`Log::freeze`]).
+const MAX_SCRATCH: usize = 64 * 1024;
+
 /// Settings of [`InMemoryTaskStore`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -108,7 +111,10 @@ impl Log {
     }
 
     /// Replaces a live log with its stored form (a log that cannot be encoded stays live).
-    fn freeze(&mut self) {
+    /// The form is written into `scratch` (the shard's, reused) and copied once into an
+    /// allocation of its size: written into a buffer of its own, it was copied as the buffer
+    /// grew, and again as the buffer shrank to its length.
+    fn freeze(&mut self, scratch: &mut Vec<u8>) {
         let Log::Live(records) = self else { return };
         let owner = owner_in(records.iter().map(|r| &r.event)).cloned();
         let context = match records.first().map(|r| &r.event) {
@@ -116,19 +122,22 @@ impl Log {
             _ => "",
         };
         // The context id and the stored log in one buffer, which becomes the one allocation.
-        let mut text = Vec::with_capacity(context.len() + 512);
-        text.extend_from_slice(context.as_bytes());
-        if codec::write_log(&mut text, records.iter().map(|r| &r.event)).is_err() {
-            return;
-        }
-        let Ok(text) = String::from_utf8(text) else {
-            return;
+        scratch.clear();
+        scratch.extend_from_slice(context.as_bytes());
+        let written = codec::write_log(scratch, records.iter().map(|r| &r.event));
+        let text = match (written, std::str::from_utf8(scratch)) {
+            (Ok(()), Ok(text)) => Box::<str>::from(text),
+            _ => return,
         };
+        // A very large task's form is not kept as the next one's buffer.
+        if scratch.capacity() > MAX_SCRATCH {
+            *scratch = Vec::new();
+        }
         *self = Log::Frozen {
             len: records.len() as u64,
             owner,
             context_end: context.len(),
-            text: text.into_boxed_str(),
+            text,
         };
     }
 
@@ -212,6 +221,8 @@ struct Shard {
     /// oldest is found by its hash and told apart by pointer (each id is an allocation of
     /// its own, `Arc::from`), so its id is not compared byte by byte.
     finished: VecDeque<(u64, Arc<str>)>,
+    /// Where [`Log::freeze`] writes.
+    scratch: Vec<u8>,
 }
 
 impl Shard {
@@ -388,7 +399,7 @@ impl TaskStore for InMemoryTaskStore {
             // Now, while the records are in this core's caches: freezing them later (even
             // one finished task later, often on the other worker's core) measured 1.5–2 µs
             // more per send. The caller keeps the records it answers from.
-            entry.log.freeze();
+            entry.log.freeze(&mut shard.scratch);
             if !was_terminal {
                 shard.finished.push_back((slot.hash, slot.id.clone()));
                 // One task more finished, so at most one is beyond the bound.
@@ -585,5 +596,33 @@ mod tests {
                 (4, TaskState::Working)
             ]
         );
+    }
+
+    /// Frozen logs are written in the shard's buffer and read back whole, a large one
+    /// included, whose buffer the shard then lets go of.
+    #[tokio::test]
+    async fn a_large_log_is_frozen_whole_and_its_buffer_not_kept() {
+        let store = InMemoryTaskStore::default();
+        let text = |n: usize| "é".repeat(n);
+        for (id, n) in [("small", 10), ("large", 60_000), ("after", 20)] {
+            let mut task = Task::new(id, "c", TaskState::Submitted);
+            task.history.push(a2a_types::Message::user_text(text(n)));
+            let done = TaskEvent::Status(TaskStatusUpdateEvent::new(
+                id,
+                "c",
+                TaskStatus::new(TaskState::Completed),
+            ));
+            store
+                .append(id, 0, vec![TaskEvent::Created(task), done])
+                .await
+                .unwrap();
+            assert!(is_frozen(&store, id));
+            let kept = store.shard(id).0.scratch.capacity();
+            assert!(kept <= MAX_SCRATCH, "{id}: a buffer of {kept} bytes kept");
+            let snap = store.get(id, None).await.unwrap().expect("kept");
+            assert_eq!(snap.task.context_id, "c");
+            assert_eq!(snap.task.status.state, TaskState::Completed);
+            assert_eq!(snap.task.history[0].text_content(), text(n), "{id}");
+        }
     }
 }

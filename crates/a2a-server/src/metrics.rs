@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use a2a_runtime::Binding;
 use a2a_runtime::metrics::{AtomicHistogram, HistogramFamily, OutcomeLabels};
-use a2a_runtime::metrics::{StripedCounter as Counter, StripedGauge};
+use a2a_runtime::metrics::{StripedCounter, StripedGauge};
 use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue, LabelValueEncoder};
 use prometheus_client::metrics::family::Family;
 use prometheus_client::registry::Registry;
@@ -58,7 +58,7 @@ fn latency_histogram() -> AtomicHistogram {
 /// then updated without a map lookup.
 #[derive(Debug, Clone)]
 pub(crate) struct RequestSeries {
-    ok: Counter,
+    ok: StripedCounter,
     latency: AtomicHistogram,
 }
 
@@ -132,10 +132,10 @@ impl RequestSeriesCache {
 /// The metrics of this process. Get them with [`global`].
 pub struct Metrics {
     registry: Registry,
-    requests: Family<RequestLabels, Counter>,
+    requests: Family<RequestLabels, StripedCounter>,
     request_seconds: HistogramFamily<LatencyLabels>,
-    refused: Family<ReasonLabels, Counter>,
-    push: Family<OutcomeLabels, Counter>,
+    refused: Family<ReasonLabels, StripedCounter>,
+    push: Family<OutcomeLabels, StripedCounter>,
     in_flight: StripedGauge,
 }
 
@@ -164,7 +164,7 @@ pub fn global() -> &'static Metrics {
 impl Metrics {
     fn new() -> Self {
         let mut registry = Registry::with_prefix("a2a");
-        let requests = Family::<RequestLabels, Counter>::default();
+        let requests = Family::<RequestLabels, StripedCounter>::default();
         registry.register(
             "requests",
             "A2A requests answered, by agent, binding, method and outcome (ok, or the error reason)",
@@ -178,13 +178,13 @@ impl Metrics {
             request_seconds.clone(),
         );
         a2a_runtime::metrics::global().register(&mut registry);
-        let refused = Family::<ReasonLabels, Counter>::default();
+        let refused = Family::<ReasonLabels, StripedCounter>::default();
         registry.register(
             "connections_refused",
             "Connections refused or cut by a limit, by reason (max_connections, idle, body_timeout, write_timeout, max_in_flight, streams_per_caller, rate_per_caller, unauthenticated, tls_handshake, accept_failed: no descriptor left)",
             refused.clone(),
         );
-        let push = Family::<OutcomeLabels, Counter>::default();
+        let push = Family::<OutcomeLabels, StripedCounter>::default();
         registry.register(
             "push_deliveries",
             "Push notification attempts by outcome: delivered, retried (a failed attempt that will be tried again), rejected (the receiver refused it with a 4xx), gave_up (retries exhausted), refused (the address is not allowed)",

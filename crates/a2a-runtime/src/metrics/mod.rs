@@ -18,7 +18,7 @@ use prometheus_client::registry::Registry;
 
 mod striped;
 
-use striped::{Line, StripedCounter as Counter, StripedGauge as Gauge};
+use striped::Line;
 pub use striped::{Striped, StripedCounter, StripedGauge};
 
 /// A histogram that records with two relaxed atomic additions and no lock (the
@@ -53,9 +53,7 @@ impl HistogramCells {
 
     /// Cell `i` summed over the stripes.
     fn total(&self, i: usize) -> u64 {
-        (0..self.cells.len() / self.lines)
-            .map(|s| self.cell(s, i).load(Ordering::Relaxed))
-            .fold(0, u64::wrapping_add)
+        striped::sum((0..self.cells.len() / self.lines).map(|s| self.cell(s, i)))
     }
 }
 
@@ -163,15 +161,15 @@ pub(crate) enum RunOutcome {
 
 /// The runtime's metrics. Get them with [`global`].
 pub struct RuntimeMetrics {
-    task_family: Family<StateLabels, Gauge>,
-    transition_family: Family<StateLabels, Counter>,
+    task_family: Family<StateLabels, StripedGauge>,
+    transition_family: Family<StateLabels, StripedCounter>,
     executor_family: HistogramFamily<OutcomeLabels>,
     /// By [`state_index`]; only non-terminal states move.
-    tasks: Vec<Gauge>,
+    tasks: Vec<StripedGauge>,
     /// By [`state_index`].
-    transitions: Vec<Counter>,
-    streams: Gauge,
-    subscribers: Gauge,
+    transitions: Vec<StripedCounter>,
+    streams: StripedGauge,
+    subscribers: StripedGauge,
     store_append_seconds: AtomicHistogram,
     /// By [`RUN_OUTCOMES`].
     executor_seconds: Vec<AtomicHistogram>,
@@ -191,21 +189,21 @@ pub fn global() -> &'static RuntimeMetrics {
 
 impl RuntimeMetrics {
     fn new() -> Self {
-        let task_family = Family::<StateLabels, Gauge>::default();
-        let transition_family = Family::<StateLabels, Counter>::default();
+        let task_family = Family::<StateLabels, StripedGauge>::default();
+        let transition_family = Family::<StateLabels, StripedCounter>::default();
         let label = |s: TaskState| StateLabels { state: s.as_str() };
         let tasks = STATES
             .iter()
             .map(|s| match s {
-                TaskState::Unspecified => Gauge::default(),
-                s if s.is_terminal() => Gauge::default(),
+                TaskState::Unspecified => StripedGauge::default(),
+                s if s.is_terminal() => StripedGauge::default(),
                 s => task_family.get_or_create(&label(*s)).clone(),
             })
             .collect();
         let transitions = STATES
             .iter()
             .map(|s| match s {
-                TaskState::Unspecified => Counter::default(),
+                TaskState::Unspecified => StripedCounter::default(),
                 s => transition_family.get_or_create(&label(*s)).clone(),
             })
             .collect();
@@ -225,8 +223,8 @@ impl RuntimeMetrics {
             executor_family,
             tasks,
             transitions,
-            streams: Gauge::default(),
-            subscribers: Gauge::default(),
+            streams: StripedGauge::default(),
+            subscribers: StripedGauge::default(),
             store_append_seconds: AtomicHistogram::exponential(0.000_005, 2.0, 18),
             executor_seconds,
         }
@@ -299,7 +297,7 @@ impl RuntimeMetrics {
 
 /// Holds one unit of a gauge until dropped.
 #[derive(Debug)]
-pub(crate) struct GaugeHold(&'static Gauge);
+pub(crate) struct GaugeHold(&'static StripedGauge);
 
 impl Drop for GaugeHold {
     fn drop(&mut self) {

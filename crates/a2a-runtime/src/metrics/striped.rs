@@ -45,6 +45,13 @@ pub(crate) fn stripe() -> usize {
     s
 }
 
+/// The wrapping sum of `cells` (one per stripe): a striped value as read.
+pub(crate) fn sum<'a>(cells: impl Iterator<Item = &'a AtomicU64>) -> u64 {
+    cells
+        .map(|c| c.load(Ordering::Relaxed))
+        .fold(0, u64::wrapping_add)
+}
+
 /// A 64-bit value kept as one cell per stripe, each on its own cache line: the value of a
 /// [`Counter`](prometheus_client::metrics::counter::Counter) or a
 /// [`Gauge`](prometheus_client::metrics::gauge::Gauge) whose additions from different
@@ -78,9 +85,7 @@ impl Striped {
     }
 
     fn sum(&self) -> u64 {
-        self.0.iter().fold(0u64, |sum, line| {
-            sum.wrapping_add(line.0[0].load(Ordering::Relaxed))
-        })
+        sum(self.0.iter().map(|line| &line.0[0]))
     }
 }
 

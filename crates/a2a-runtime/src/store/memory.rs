@@ -124,15 +124,15 @@ impl Log {
         // The context id and the stored log in one buffer, which becomes the one allocation.
         scratch.clear();
         scratch.extend_from_slice(context.as_bytes());
-        let written = codec::write_log(scratch, records.iter().map(|r| &r.event));
-        let text = match (written, std::str::from_utf8(scratch)) {
-            (Ok(()), Ok(text)) => Box::<str>::from(text),
-            _ => return,
-        };
-        // A very large task's form is not kept as the next one's buffer.
+        let text = codec::write_log(scratch, records.iter().map(|r| &r.event))
+            .ok()
+            .and_then(|()| std::str::from_utf8(scratch).ok())
+            .map(Box::<str>::from);
+        // A very large task's form is not kept as the next one's buffer (written or not).
         if scratch.capacity() > MAX_SCRATCH {
             *scratch = Vec::new();
         }
+        let Some(text) = text else { return };
         *self = Log::Frozen {
             len: records.len() as u64,
             owner,

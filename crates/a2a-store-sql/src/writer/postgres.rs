@@ -15,6 +15,29 @@ use super::{DbError, Key, Position, Round, WriteConn};
 use crate::stale_plans::stale_plan;
 use crate::{seq_of, state_of};
 
+/// The insert of a round's new tasks, in both forms of the write.
+macro_rules! insert_new_tasks {
+    () => {
+        "INSERT INTO a2a_tasks (agent_id, id, context_id, state, status_ms, seq, created_ms, updated_ms, owner, principal)
+        SELECT j.agent, j.id, j.context, j.state, j.status_ms, j.seq, $18, $18, $19, j.principal
+        FROM unnest($1::text[], $2::text[], $3::text[], $4::int8[], $5::int8[], $6::int8[], $20::text[])
+            AS j(agent, id, context, state, status_ms, seq, principal)"
+    };
+}
+
+/// The sequence-checked update of a round's existing tasks, returning those it wrote, in both
+/// forms of the write.
+macro_rules! update_tasks {
+    () => {
+        "UPDATE a2a_tasks AS t SET seq = j.seq, state = j.state,
+            status_ms = COALESCE(j.status_ms, t.status_ms), updated_ms = $18, owner = $19
+        FROM unnest($7::text[], $8::text[], $9::int8[], $10::int8[], $11::int8[], $12::int8[])
+            AS j(agent, id, expected, seq, state, status_ms)
+        WHERE t.agent_id = j.agent AND t.id = j.id AND t.seq = j.expected
+        RETURNING t.agent_id, t.id"
+    };
+}
+
 /// New tasks `$1`–`$6` and `$20` (their principals), updates `$7`–`$12`, events `$13`–`$17`
 /// (parallel arrays, see [`Columns`], the new tasks' events first), `$18` now, `$19` owner
 /// (this process), `$21` how many of the events are the new tasks'. Returns the updated
@@ -31,19 +54,12 @@ use crate::{seq_of, state_of};
 /// Notices to other processes are not sent from here: PostgreSQL serializes the commits of
 /// transactions that notify (a lock on the notification queue), which would make the
 /// writers take turns. `notify.rs` sends them from one connection of its own.
-const WRITE: &str = "WITH created AS (
-        INSERT INTO a2a_tasks (agent_id, id, context_id, state, status_ms, seq, created_ms, updated_ms, owner, principal)
-        SELECT j.agent, j.id, j.context, j.state, j.status_ms, j.seq, $18, $18, $19, j.principal
-        FROM unnest($1::text[], $2::text[], $3::text[], $4::int8[], $5::int8[], $6::int8[], $20::text[])
-            AS j(agent, id, context, state, status_ms, seq, principal)
-    ), updated AS (
-        UPDATE a2a_tasks AS t SET seq = j.seq, state = j.state,
-            status_ms = COALESCE(j.status_ms, t.status_ms), updated_ms = $18, owner = $19
-        FROM unnest($7::text[], $8::text[], $9::int8[], $10::int8[], $11::int8[], $12::int8[])
-            AS j(agent, id, expected, seq, state, status_ms)
-        WHERE t.agent_id = j.agent AND t.id = j.id AND t.seq = j.expected
-        RETURNING t.agent_id, t.id
-    ), events AS (
+const WRITE: &str = concat!(
+    "WITH created AS (",
+    insert_new_tasks!(),
+    "), updated AS (",
+    update_tasks!(),
+    "), events AS (
         INSERT INTO a2a_task_events (agent_id, task_id, seq, state, event)
         SELECT j.agent, j.id, j.seq, j.state, j.event
         FROM unnest($13::text[], $14::text[], $15::int8[], $16::int8[], $17::text[]) WITH ORDINALITY
@@ -51,26 +67,20 @@ const WRITE: &str = "WITH created AS (
         WHERE j.n <= $21::int8
             OR EXISTS (SELECT 1 FROM updated AS u WHERE u.agent_id = j.agent AND u.id = j.id)
     )
-    SELECT agent_id, id FROM updated";
+    SELECT agent_id, id FROM updated"
+);
 
 /// [`WRITE`] for a round one of whose new tasks exists already: new tasks that exist are
 /// left as they are, and the statement returns every task it wrote, new or updated. Events
 /// are inserted only for those.
-const WRITE_CHECKED: &str = "WITH created AS (
-        INSERT INTO a2a_tasks (agent_id, id, context_id, state, status_ms, seq, created_ms, updated_ms, owner, principal)
-        SELECT j.agent, j.id, j.context, j.state, j.status_ms, j.seq, $18, $18, $19, j.principal
-        FROM unnest($1::text[], $2::text[], $3::text[], $4::int8[], $5::int8[], $6::int8[], $20::text[])
-            AS j(agent, id, context, state, status_ms, seq, principal)
-        ON CONFLICT (agent_id, id) DO NOTHING
+const WRITE_CHECKED: &str = concat!(
+    "WITH created AS (",
+    insert_new_tasks!(),
+    " ON CONFLICT (agent_id, id) DO NOTHING
         RETURNING agent_id, id
-    ), updated AS (
-        UPDATE a2a_tasks AS t SET seq = j.seq, state = j.state,
-            status_ms = COALESCE(j.status_ms, t.status_ms), updated_ms = $18, owner = $19
-        FROM unnest($7::text[], $8::text[], $9::int8[], $10::int8[], $11::int8[], $12::int8[])
-            AS j(agent, id, expected, seq, state, status_ms)
-        WHERE t.agent_id = j.agent AND t.id = j.id AND t.seq = j.expected
-        RETURNING t.agent_id, t.id
-    ), written AS (
+    ), updated AS (",
+    update_tasks!(),
+    "), written AS (
         SELECT agent_id, id FROM created UNION ALL SELECT agent_id, id FROM updated
     ), events AS (
         INSERT INTO a2a_task_events (agent_id, task_id, seq, state, event)
@@ -79,7 +89,8 @@ const WRITE_CHECKED: &str = "WITH created AS (
             AS j(agent, id, seq, state, event)
         JOIN written AS w ON w.agent_id = j.agent AND w.id = j.id
     )
-    SELECT agent_id, id FROM written";
+    SELECT agent_id, id FROM written"
+);
 
 const POSITIONS: &str = "SELECT t.agent_id, t.id, t.seq, t.state
     FROM unnest($1::text[], $2::text[]) AS j(agent, id)

@@ -189,7 +189,8 @@ pub(crate) struct Position {
     pub(crate) state: TaskState,
 }
 
-/// What a writer needs of its connection. Each method is one round trip at most.
+/// What a writer needs of its connection. Each method is one round trip at most, but for a
+/// PostgreSQL write that meets a key that exists (see `postgres.rs`).
 pub(crate) trait WriteConn: Send + 'static {
     /// The positions of the tasks named in `keys`.
     fn positions(

@@ -1,5 +1,6 @@
 //! The PostgreSQL writer connection: a round is one statement (data-modifying CTEs), so one
-//! round trip and one implicit transaction. It speaks PostgreSQL's own protocol, not the
+//! round trip and one implicit transaction (two, the first rolled back, for a round that
+//! meets a key that exists: see [`WRITE`]). It speaks PostgreSQL's own protocol, not the
 //! `Any` driver the readers use, so that a round's rows travel as typed arrays: a JSON batch
 //! parameter made PostgreSQL lex the whole row (event text included) once per field it read,
 //! which was a quarter of its CPU time under load.
@@ -43,8 +44,9 @@ macro_rules! update_tasks {
 /// (this process), `$21` how many of the events are the new tasks'. Returns the updated
 /// tasks; the new ones were all written, or the statement failed.
 ///
-/// New tasks are inserted as such, not `ON CONFLICT DO NOTHING`: their ids are new (made by
-/// [`a2a_types::new_id`]), and a conflict-checked insert costs PostgreSQL a speculative
+/// New tasks are inserted as such, not `ON CONFLICT DO NOTHING`: their ids are new as a rule
+/// (the runtime makes them with [`a2a_types::new_id`]; a caller of the store that creates
+/// an id that exists pays for a second statement), and a conflict-checked insert costs PostgreSQL a speculative
 /// insertion per row (a probe of the primary key first, a second WAL record after), which
 /// measured 10–35 % more per task row. Their events need no check either, where the
 /// conflict-checked form joined every event with the rows its inserts returned. An existing
@@ -70,9 +72,10 @@ const WRITE: &str = concat!(
     SELECT agent_id, id FROM updated"
 );
 
-/// [`WRITE`] for a round one of whose new tasks exists already: new tasks that exist are
-/// left as they are, and the statement returns every task it wrote, new or updated. Events
-/// are inserted only for those.
+/// [`WRITE`] for a round that met a key that exists (a new task's id, as a rule; or the key
+/// of an event that an update which lost its race to another process would have written):
+/// new tasks that exist are left as they are, and the statement returns every task it
+/// wrote, new or updated. Events are inserted only for those.
 const WRITE_CHECKED: &str = concat!(
     "WITH created AS (",
     insert_new_tasks!(),

@@ -12,7 +12,7 @@ use sqlx::postgres::{PgArguments, PgConnection, PgRow, Postgres};
 use sqlx::query::Query;
 use sqlx::{Connection, Row};
 
-use super::{DbError, Key, Position, Round, WriteConn};
+use super::{DbError, Key, Planned, Position, Round, WriteConn};
 use crate::stale_plans::stale_plan;
 use crate::{seq_of, state_of};
 
@@ -45,13 +45,13 @@ macro_rules! update_tasks {
 /// tasks; the new ones were all written, or the statement failed.
 ///
 /// New tasks are inserted as such, not `ON CONFLICT DO NOTHING`: their ids are new as a rule
-/// (the runtime makes them with [`a2a_types::new_id`]; a caller of the store that creates
-/// an id that exists pays for a second statement), and a conflict-checked insert costs PostgreSQL a speculative
-/// insertion per row (a probe of the primary key first, a second WAL record after), which
-/// measured 10–35 % more per task row. Their events need no check either, where the
-/// conflict-checked form joined every event with the rows its inserts returned. An existing
-/// id fails the whole statement (`unique_violation`, before anything is committed), and the
-/// round runs again as [`WRITE_CHECKED`], which writes the others.
+/// (the runtime makes them with [`a2a_types::new_id`]; a caller of the store that creates an
+/// id that exists pays for a second statement), and a conflict-checked insert costs
+/// PostgreSQL a speculative insertion per row (a probe of the primary key first, a second WAL
+/// record after), which measured 10–35 % more per task row. Their events need no check
+/// either, where the conflict-checked form joined every event with the rows its inserts
+/// returned. An existing id fails the whole statement (`unique_violation`, before anything
+/// is committed), and the round runs again as [`WRITE_CHECKED`], which writes the others.
 ///
 /// Notices to other processes are not sent from here: PostgreSQL serializes the commits of
 /// transactions that notify (a lock on the notification queue), which would make the
@@ -168,6 +168,8 @@ struct Columns<'a> {
     e_event: Column<&'a str>,
     /// How many of the events are the new tasks' (they come first).
     created_events: i64,
+    now: i64,
+    owner: &'a str,
 }
 
 /// Whether `e` is PostgreSQL refusing a row whose key exists (`unique_violation`).
@@ -181,7 +183,11 @@ fn int(n: u64) -> i64 {
 
 impl<'a> Columns<'a> {
     fn of(round: &'a Round<'_>) -> Self {
-        let mut c = Self::default();
+        let mut c = Self {
+            now: round.now,
+            owner: round.owner,
+            ..Self::default()
+        };
         for p in &round.creates {
             c.c_agent.push(&*p.key.0);
             c.c_id.push(p.key.1.as_str());
@@ -191,7 +197,9 @@ impl<'a> Columns<'a> {
             c.c_status_ms.push(p.status_ms.unwrap_or(0));
             c.c_seq.push(int(p.after.seq));
             c.c_principal.push(p.principal.as_deref());
+            c.push_events(p);
         }
+        c.created_events = c.e_event.len() as i64;
         for p in &round.updates {
             c.u_agent.push(&*p.key.0);
             c.u_id.push(p.key.1.as_str());
@@ -199,26 +207,23 @@ impl<'a> Columns<'a> {
             c.u_seq.push(int(p.after.seq));
             c.u_state.push(p.after.state.number().into());
             c.u_status_ms.push(p.status_ms);
+            c.push_events(p);
         }
-        for p in round.creates.iter().chain(&round.updates) {
-            for (event, r) in &p.rows {
-                c.e_agent.push(&*p.key.0);
-                c.e_id.push(p.key.1.as_str());
-                c.e_seq.push(int(r.seq));
-                c.e_state.push(r.state.number().into());
-                c.e_event.push(event.as_str());
-            }
-        }
-        c.created_events = round.creates.iter().map(|p| p.rows.len() as i64).sum();
         c
     }
 
+    fn push_events(&mut self, p: &'a Planned) {
+        for (event, r) in &p.rows {
+            self.e_agent.push(&*p.key.0);
+            self.e_id.push(p.key.1.as_str());
+            self.e_seq.push(int(r.seq));
+            self.e_state.push(r.state.number().into());
+            self.e_event.push(event.as_str());
+        }
+    }
+
     /// `statement` with the round's parameters `$1`–`$20` bound.
-    fn bind<'q>(
-        &'q self,
-        statement: &'q str,
-        round: &'q Round<'_>,
-    ) -> Query<'q, Postgres, PgArguments> {
+    fn bind<'q>(&'q self, statement: &'q str) -> Query<'q, Postgres, PgArguments> {
         sqlx::query(statement)
             .bind(&self.c_agent)
             .bind(&self.c_id)
@@ -237,8 +242,8 @@ impl<'a> Columns<'a> {
             .bind(&self.e_seq)
             .bind(&self.e_state)
             .bind(&self.e_event)
-            .bind(round.now)
-            .bind(round.owner)
+            .bind(self.now)
+            .bind(self.owner)
             .bind(&self.c_principal)
     }
 }
@@ -265,7 +270,7 @@ impl WriteConn for Conn {
     async fn write(&mut self, round: &Round<'_>) -> Result<HashSet<Key>, DbError> {
         let c = Columns::of(round);
         let rows = self
-            .fetch_all(|| c.bind(WRITE, round).bind(c.created_events))
+            .fetch_all(|| c.bind(WRITE).bind(c.created_events))
             .await;
         let (mut written, rows) = match rows {
             Ok(rows) => {
@@ -273,7 +278,7 @@ impl WriteConn for Conn {
                 (created, rows)
             }
             Err(e) if unique_violation(&e) => {
-                let rows = self.fetch_all(|| c.bind(WRITE_CHECKED, round)).await?;
+                let rows = self.fetch_all(|| c.bind(WRITE_CHECKED)).await?;
                 (HashSet::with_capacity(rows.len()), rows)
             }
             Err(e) => return Err(e.into()),

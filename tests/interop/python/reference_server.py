@@ -12,8 +12,8 @@ JSON-RPC at `/` (v1.0 methods with `A2A-Version: 1.0`, v0.3 methods without), HT
     multi          WORKING, artifacts a1 "one", a2 "two-" + "part" (appended chunks),
                    a3 "three", COMPLETED
     input          INPUT_REQUIRED "need more"; the follow-up completes with an `echo` artifact
-    slow           WORKING, artifact `progress`, 5 s (cancellable), artifact `result`,
-                   COMPLETED
+    slow           WORKING, artifact `progress`, 30 s (cancellable: tests cancel it, and
+                   their deadlines sit well inside), artifact `result`, COMPLETED
     fail           FAILED with the status message "boom"
     reject         REJECTED with the status message "no thanks"
     (messageId tck-stream-001...)  WORKING, one artifact, COMPLETED (the TCK streaming
@@ -77,7 +77,7 @@ class ReferenceExecutor(AgentExecutor):
             await updater.start_work()
             await updater.add_artifact([new_text_part('progress')], artifact_id='progress',
                                        name='progress')
-            await asyncio.sleep(5)
+            await asyncio.sleep(30)
             await updater.add_artifact([new_text_part('result')], artifact_id='result',
                                        name='result')
             await updater.complete()

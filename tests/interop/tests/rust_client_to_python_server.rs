@@ -109,8 +109,10 @@ async fn deadline_then_explicit_cancel() {
     let Some(py) = python() else { return };
     let server = start_python_server(&py).await;
     for c in clients(&server.url).await {
+        // The deadline must fall after `progress` and before the 30 s sleep ends; 3 s leaves
+        // room for a loaded machine (250 ms did not: the reference server is Python).
         let o = c
-            .run_with_deadline(req("slow"), Duration::from_millis(250))
+            .run_with_deadline(req("slow"), Duration::from_secs(3))
             .await
             .unwrap();
         let Outcome::Stopped(s) = &o else {

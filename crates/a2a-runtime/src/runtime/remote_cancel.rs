@@ -6,11 +6,14 @@
 //! none is watched from its start: a spawned watcher with its own subscription was about
 //! 4 % of the server's profile samples under blocking sends on PostgreSQL, for tasks that
 //! were done before it first ran. [`RemoteCancels::watch`] only queues the execution; one
-//! sweeper per runtime wakes when the queue stops being empty, lets [`WATCH_AFTER`] pass,
-//! and takes up the queued executions that still run (queued up to that long before): it
-//! subscribes to their task's events, then reads the task from the store: a cancel that
-//! landed before the subscription is seen there, and every later one on the bus. A remote
-//! cancel thus reaches an execution younger than [`WATCH_AFTER`] up to that much later,
+//! sweeper per runtime wakes when the oldest queued execution is [`WATCH_AFTER`] old (plus
+//! [`SWEEP_SLACK`], so that one wake-up takes several), and takes up the queued executions
+//! at least that old that still run; younger ones stay queued for a later sweep (taking
+//! them too made a few percent of blocking sends under load, those queued just before the
+//! sweep, pay for a watcher and a store read). For each, it subscribes to the task's
+//! events, then reads the task from the store: a cancel that landed before the
+//! subscription is seen there, and every later one on the bus. A remote cancel thus
+//! reaches an execution younger than [`WATCH_AFTER`] up to that much (and the slack) later,
 //! and an older one as soon as it is notified.
 //!
 //! The sweeper, and the watchers it starts, run on the Tokio runtime that launched the
@@ -22,6 +25,7 @@ use std::time::Duration;
 
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
+use tokio::time::Instant;
 
 use super::Shared;
 use super::active::{ActiveRef, ExecutionSlot};
@@ -31,10 +35,15 @@ use crate::store::TaskStore;
 /// How long an execution may run before it is watched.
 const WATCH_AFTER: Duration = Duration::from_millis(50);
 
+/// How much longer than [`WATCH_AFTER`] the oldest queued execution waits, so that under load
+/// a sweep takes the executions of this span at once rather than waking for each.
+const SWEEP_SLACK: Duration = Duration::from_millis(10);
+
 /// An execution waiting to be watched.
 struct Pending {
     task_id: String,
     slot: ExecutionSlot,
+    queued: Instant,
 }
 
 /// The executions of one runtime waiting to be watched, and its sweeper.
@@ -53,6 +62,7 @@ struct Queue {
 
 #[derive(Default)]
 struct QueueState {
+    /// In the order queued (so by [`Pending::queued`]).
     pending: Vec<Pending>,
     /// The sweeper's task, started on first use, and again if the Tokio runtime it ran on
     /// was shut down while this task runtime lived on.
@@ -85,6 +95,8 @@ impl RemoteCancels {
             state.pending.push(Pending {
                 task_id: task_id.to_owned(),
                 slot,
+                // Taken under the lock, so the queue stays in this order.
+                queued: Instant::now(),
             });
             // A new sweeper waits for a wake-up even if executions are queued already.
             new_sweeper || state.pending.len() == 1
@@ -102,32 +114,47 @@ impl Drop for RemoteCancels {
     }
 }
 
-/// The sweeper: waits for queued executions, lets [`WATCH_AFTER`] pass, and watches those
-/// still running. Ends once the runtime is dropped.
+/// The sweeper: waits for queued executions, and watches those still running once they are
+/// [`WATCH_AFTER`] old. Ends once the runtime is dropped.
 async fn sweep(queue: Arc<Queue>, shared: Weak<Shared>) {
     loop {
         queue.woken.notified().await;
-        tokio::time::sleep(WATCH_AFTER).await;
-        let Some(shared) = shared.upgrade() else {
-            return;
-        };
-        let due = std::mem::take(&mut queue.lock().pending);
-        for Pending { task_id, slot } in due {
-            if slot.done.is_cancelled() {
-                continue;
-            }
-            // The execution holds its task's entry while it runs.
-            let Some(active) = shared.active.get(&task_id) else {
-                continue;
+        // Until the queue is empty: `watch` wakes this only when it stops being empty.
+        loop {
+            // (A statement of its own: a guard in a `while let` would live through the body.)
+            let oldest = queue.lock().pending.first().map(|p| p.queued);
+            let Some(oldest) = oldest else {
+                break;
             };
-            spawn_watcher(
-                shared.bus.subscribe(&task_id),
-                shared.store.clone(),
-                active,
-                task_id,
-                slot,
-                shared.config.cancel_grace,
-            );
+            tokio::time::sleep_until(oldest + WATCH_AFTER + SWEEP_SLACK).await;
+            let Some(shared) = shared.upgrade() else {
+                return;
+            };
+            let due = {
+                let mut state = queue.lock();
+                let now = Instant::now();
+                let old = state
+                    .pending
+                    .partition_point(|p| now.duration_since(p.queued) >= WATCH_AFTER);
+                state.pending.drain(..old).collect::<Vec<_>>()
+            };
+            for Pending { task_id, slot, .. } in due {
+                if slot.done.is_cancelled() {
+                    continue;
+                }
+                // The execution holds its task's entry while it runs.
+                let Some(active) = shared.active.get(&task_id) else {
+                    continue;
+                };
+                spawn_watcher(
+                    shared.bus.subscribe(&task_id),
+                    shared.store.clone(),
+                    active,
+                    task_id,
+                    slot,
+                    shared.config.cancel_grace,
+                );
+            }
         }
     }
 }

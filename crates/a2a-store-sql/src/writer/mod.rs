@@ -199,11 +199,10 @@ pub(crate) trait WriteConn: Send + 'static {
     ) -> impl Future<Output = Result<Vec<(Key, Position)>, DbError>> + Send;
 
     /// Writes one round atomically: the new tasks of `round.creates`, the sequence-checked
-    /// updates of `round.updates`, and the events of those written; which tasks were written.
-    fn write(
-        &mut self,
-        round: &Round<'_>,
-    ) -> impl Future<Output = Result<HashSet<Key>, DbError>> + Send;
+    /// updates of `round.updates`, and the events of those written; which appends were
+    /// written.
+    fn write(&mut self, round: &Round<'_>)
+    -> impl Future<Output = Result<Written, DbError>> + Send;
 
     /// The sequence number of one task, if it exists.
     fn seq(&mut self, key: &Key) -> impl Future<Output = Result<Option<u64>, DbError>> + Send;
@@ -230,6 +229,32 @@ impl Round<'_> {
     }
 }
 
+/// Which appends of a round were written, by their index in the batch (no key is cloned
+/// or hashed for it: most rounds write every append).
+pub(crate) struct Written(Vec<bool>);
+
+impl Written {
+    /// None of `round`'s appends, yet.
+    pub(crate) fn none_of(round: &Round<'_>) -> Self {
+        let len = round
+            .creates
+            .iter()
+            .chain(&round.updates)
+            .map(|p| p.index + 1)
+            .max()
+            .unwrap_or(0);
+        Self(vec![false; len])
+    }
+
+    pub(crate) fn mark(&mut self, p: &Planned) {
+        self.0[p.index] = true;
+    }
+
+    pub(crate) fn contains(&self, p: &Planned) -> bool {
+        self.0.get(p.index).copied().unwrap_or(false)
+    }
+}
+
 /// A batch parameter: `rows` as a JSON array of arrays.
 pub(crate) fn json<T: serde::Serialize>(rows: &[T]) -> String {
     // Tuples of strings and integers always serialize.
@@ -248,7 +273,7 @@ impl NewWriter {
             conn,
             instance: self.instance,
             health: self.health,
-            positions: HashMap::new(),
+            positions: HashMap::default(),
             broken: false,
         }
     }
@@ -259,7 +284,7 @@ pub(crate) struct Writer<C> {
     instance: Arc<str>,
     health: Arc<Health>,
     /// Positions of unfinished tasks this writer appended to.
-    positions: HashMap<Key, Position>,
+    positions: HashMap<Key, Position, foldhash::fast::RandomState>,
     /// The connection failed as if lost: get a new one before the next round.
     broken: bool,
 }
@@ -382,10 +407,21 @@ impl<C: WriteConn> Writer<C> {
             })
             .collect();
         while !pending.is_empty() {
-            let mut seen = HashSet::new();
+            // Each task's first append goes in this round, the others wait for the next.
+            let first: Vec<bool> = {
+                let mut seen = HashSet::with_capacity_and_hasher(
+                    pending.len(),
+                    foldhash::fast::RandomState::default(),
+                );
+                pending
+                    .iter()
+                    .map(|j| seen.insert((&*j.key.0, j.key.1.as_str())))
+                    .collect()
+            };
+            let mut first = first.into_iter();
             let (round, rest): (Vec<_>, Vec<_>) = pending
                 .into_iter()
-                .partition(|j| seen.insert(j.key.clone()));
+                .partition(|_| first.next().unwrap_or(false));
             pending = rest;
             if let Err(e) = self.write_round(round, &mut answers).await {
                 // What this writer remembers may describe writes that were undone.
@@ -430,7 +466,7 @@ impl<C: WriteConn> Writer<C> {
             owner: &self.instance,
         };
         let written = if round.is_empty() {
-            HashSet::new()
+            Written::none_of(&round)
         } else {
             let written = self.conn.write(&round).await?;
             self.health.succeeded();
@@ -438,7 +474,7 @@ impl<C: WriteConn> Writer<C> {
         };
         let mut conflicted = Vec::new();
         for p in planned {
-            if written.contains(&p.key) {
+            if written.contains(&p) {
                 if p.after.state.is_terminal() {
                     self.positions.remove(&p.key);
                 } else {

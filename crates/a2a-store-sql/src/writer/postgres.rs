@@ -5,14 +5,14 @@
 //! parameter made PostgreSQL lex the whole row (event text included) once per field it read,
 //! which was a quarter of its CPU time under load.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use sqlx::postgres::{PgArguments, PgConnection, PgRow, Postgres};
 use sqlx::query::Query;
 use sqlx::{Connection, Row};
 
-use super::{DbError, Key, Planned, Position, Round, WriteConn};
+use super::{DbError, Key, Planned, Position, Round, WriteConn, Written};
 use crate::stale_plans::stale_plan;
 use crate::{seq_of, state_of};
 
@@ -267,24 +267,43 @@ impl WriteConn for Conn {
             .collect()
     }
 
-    async fn write(&mut self, round: &Round<'_>) -> Result<HashSet<Key>, DbError> {
+    async fn write(&mut self, round: &Round<'_>) -> Result<Written, DbError> {
         let c = Columns::of(round);
         let rows = self
             .fetch_all(|| c.bind(WRITE).bind(c.created_events))
             .await;
-        let (mut written, rows) = match rows {
+        let mut written = Written::none_of(round);
+        // Whether the statement returns the new tasks it wrote too, or only the updated ones.
+        let (creates_returned, rows) = match rows {
             Ok(rows) => {
-                let created = round.creates.iter().map(|p| p.key.clone()).collect();
-                (created, rows)
+                for p in &round.creates {
+                    written.mark(p);
+                }
+                (false, rows)
             }
             Err(e) if unique_violation(&e) => {
                 let rows = self.fetch_all(|| c.bind(WRITE_CHECKED)).await?;
-                (HashSet::with_capacity(rows.len()), rows)
+                (true, rows)
             }
             Err(e) => return Err(e.into()),
         };
-        for r in &rows {
-            written.insert((Arc::from(r.try_get::<&str, _>(0)?), r.try_get(1)?));
+        if !rows.is_empty() {
+            let creates = if creates_returned {
+                &round.creates[..]
+            } else {
+                &[]
+            };
+            let by_key: HashMap<(&str, &str), &Planned, foldhash::fast::RandomState> = creates
+                .iter()
+                .chain(&round.updates)
+                .map(|p| ((&*p.key.0, p.key.1.as_str()), *p))
+                .collect();
+            for r in &rows {
+                let key = (r.try_get::<&str, _>(0)?, r.try_get::<&str, _>(1)?);
+                if let Some(p) = by_key.get(&key) {
+                    written.mark(p);
+                }
+            }
         }
         Ok(written)
     }

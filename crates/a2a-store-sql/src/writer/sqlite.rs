@@ -10,14 +10,13 @@
 //! Checkpoints (copying the log into the database file) run on a thread of their own, with
 //! the writer finishing each round between two batches: see `checkpoint.rs`.
 
-use std::collections::HashSet;
 use std::sync::Arc;
 
 use rusqlite::{Connection, TransactionBehavior, params};
 use tokio::sync::mpsc;
 
 use super::checkpoint::Checkpointer;
-use super::{Append, DbError, Key, NewWriter, Position, Reply, Round, WriteConn};
+use super::{Append, DbError, Key, NewWriter, Position, Reply, Round, WriteConn, Written};
 use crate::{seq_of, state_of};
 
 // One row per execution of a prepared statement: on the writer's own connection a step costs
@@ -90,7 +89,7 @@ impl WriteConn for Conn {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
-    async fn write(&mut self, round: &Round<'_>) -> Result<HashSet<Key>, DbError> {
+    async fn write(&mut self, round: &Round<'_>) -> Result<Written, DbError> {
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -152,7 +151,11 @@ impl WriteConn for Conn {
         // Dropped without commit (an error above), the transaction rolls back.
         tx.commit()?;
         self.checkpoints.committed(bytes);
-        Ok(written.into_iter().map(|p| p.key.clone()).collect())
+        let mut marked = Written::none_of(round);
+        for p in written {
+            marked.mark(p);
+        }
+        Ok(marked)
     }
 
     async fn seq(&mut self, key: &Key) -> Result<Option<u64>, DbError> {

@@ -119,6 +119,10 @@ impl Drop for RemoteCancels {
 async fn sweep(queue: Arc<Queue>, shared: Weak<Shared>) {
     loop {
         queue.woken.notified().await;
+        // Woken by the runtime's drop, with nothing queued.
+        if shared.strong_count() == 0 {
+            return;
+        }
         // Until the queue is empty: `watch` wakes this only when it stops being empty.
         loop {
             // (A statement of its own: a guard in a `while let` would live through the body.)
@@ -238,5 +242,21 @@ async fn ended_elsewhere(store: &dyn TaskStore, active: &ActiveRef, task_id: &st
                 retry = (retry * 2).min(STORE_RETRY_MAX);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The runtime's drop wakes the sweeper with nothing queued: it ends rather than waiting
+    /// for executions that will never come.
+    #[tokio::test]
+    async fn the_sweeper_ends_with_its_runtime() {
+        let queue = Arc::new(Queue::default());
+        let sweeper = tokio::spawn(sweep(queue.clone(), Weak::new()));
+        queue.woken.notify_one();
+        let ended = tokio::time::timeout(Duration::from_secs(10), sweeper).await;
+        assert!(ended.is_ok(), "the sweeper outlived its runtime");
     }
 }

@@ -8,9 +8,9 @@
 //! were done before it first ran. [`RemoteCancels::watch`] only queues the execution; one
 //! sweeper per runtime wakes when the oldest queued execution is [`WATCH_AFTER`] old (plus
 //! [`SWEEP_SLACK`], so that one wake-up takes several), and takes up the queued executions
-//! at least that old that still run; younger ones stay queued for a later sweep (taking
-//! them too made a few percent of blocking sends under load, those queued just before the
-//! sweep, pay for a watcher and a store read). For each, it subscribes to the task's
+//! at least that old that still run; younger ones stay queued for a later sweep. (Taking
+//! them too made the blocking sends queued just before each sweep, a few percent of them
+//! under load, pay for a watcher and a store read.) For each, it subscribes to the task's
 //! events, then reads the task from the store: a cancel that landed before the
 //! subscription is seen there, and every later one on the bus. A remote cancel thus
 //! reaches an execution younger than [`WATCH_AFTER`] up to that much (and the slack) later,

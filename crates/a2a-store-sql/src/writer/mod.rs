@@ -182,6 +182,11 @@ impl Writers {
 /// A task, as the writer names it.
 pub(crate) type Key = (Arc<str>, String);
 
+/// `key` as borrowed parts, to look up or compare without cloning it.
+pub(crate) fn borrowed(key: &Key) -> (&str, &str) {
+    (&key.0, &key.1)
+}
+
 /// Where a task's log stands: its last sequence number and state.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Position {
@@ -415,7 +420,7 @@ impl<C: WriteConn> Writer<C> {
                 );
                 pending
                     .iter()
-                    .map(|j| seen.insert((&*j.key.0, j.key.1.as_str())))
+                    .map(|j| seen.insert(borrowed(&j.key)))
                     .collect()
             };
             let mut first = first.into_iter();

@@ -12,7 +12,7 @@ use sqlx::postgres::{PgArguments, PgConnection, PgRow, Postgres};
 use sqlx::query::Query;
 use sqlx::{Connection, Row};
 
-use super::{DbError, Key, Planned, Position, Round, WriteConn, Written};
+use super::{DbError, Key, Planned, Position, Round, WriteConn, Written, borrowed};
 use crate::stale_plans::stale_plan;
 use crate::{seq_of, state_of};
 
@@ -273,30 +273,24 @@ impl WriteConn for Conn {
             .fetch_all(|| c.bind(WRITE).bind(c.created_events))
             .await;
         let mut written = Written::none_of(round);
-        // Whether the statement returns the new tasks it wrote too, or only the updated ones.
-        let (creates_returned, rows) = match rows {
+        let rows = match rows {
+            // Every new task was written; the rows are the updated tasks.
             Ok(rows) => {
                 for p in &round.creates {
                     written.mark(p);
                 }
-                (false, rows)
+                rows
             }
-            Err(e) if unique_violation(&e) => {
-                let rows = self.fetch_all(|| c.bind(WRITE_CHECKED)).await?;
-                (true, rows)
-            }
+            // The rows are every task written, new or updated.
+            Err(e) if unique_violation(&e) => self.fetch_all(|| c.bind(WRITE_CHECKED)).await?,
             Err(e) => return Err(e.into()),
         };
         if !rows.is_empty() {
-            let creates = if creates_returned {
-                &round.creates[..]
-            } else {
-                &[]
-            };
-            let by_key: HashMap<(&str, &str), &Planned, foldhash::fast::RandomState> = creates
+            let by_key: HashMap<(&str, &str), &Planned, foldhash::fast::RandomState> = round
+                .creates
                 .iter()
                 .chain(&round.updates)
-                .map(|p| ((&*p.key.0, p.key.1.as_str()), *p))
+                .map(|p| (borrowed(&p.key), *p))
                 .collect();
             for r in &rows {
                 let key = (r.try_get::<&str, _>(0)?, r.try_get::<&str, _>(1)?);

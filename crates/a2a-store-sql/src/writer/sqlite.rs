@@ -16,7 +16,9 @@ use rusqlite::{Connection, TransactionBehavior, params};
 use tokio::sync::mpsc;
 
 use super::checkpoint::Checkpointer;
-use super::{Append, DbError, Key, NewWriter, Position, Reply, Round, WriteConn, Written};
+use super::{
+    Append, DbError, Key, NewWriter, Position, Reply, Round, WriteConn, Written, borrowed,
+};
 use crate::{seq_of, state_of};
 
 // One row per execution of a prepared statement: on the writer's own connection a step costs
@@ -75,7 +77,7 @@ fn open(path: &str) -> rusqlite::Result<Connection> {
 
 impl WriteConn for Conn {
     async fn positions(&mut self, keys: &[&Key]) -> Result<Vec<(Key, Position)>, DbError> {
-        let keys: Vec<(&str, &str)> = keys.iter().map(|k| (&*k.0, k.1.as_str())).collect();
+        let keys: Vec<(&str, &str)> = keys.iter().map(|k| borrowed(k)).collect();
         let keys = super::json(&keys);
         let mut stmt = self.conn.prepare_cached(POSITIONS)?;
         let rows = stmt.query_map([keys], |r| {

@@ -3,8 +3,9 @@
 # bare floor (`a2a floor`) and to `a2a serve --agent conformance` on the memory store, SQLite
 # and PostgreSQL, over JSON-RPC and gRPC, with a bearer token and with a JWT; then 10 000
 # concurrent streams to `slow` on memory and SQLite with the server's peak and settled memory.
-# Servers are loaded in alternating rounds by the same generators (`a2a bench`, and `wrk` for
-# the floor and the memory store when installed); medians, ratios and server CPU per request
+# Servers are loaded in rounds by the same generators (`a2a bench`, and `wrk` for the floor
+# and the memory store when installed), each next to its reference, every other round in
+# reverse order (see `order` below); medians, ratios and server CPU per request
 # are printed, each ratio with its range over the rounds (each round's rate against its
 # reference's in the same round): on a shared machine one run's ratio moves by ±10 %.
 #
@@ -82,20 +83,23 @@ pids+=($!)
 start floor floor
 start memory serve --agent conformance --store memory
 start sqlite serve --agent conformance --store "sqlite:$work/bench.db"
-names=(floor memory grpc sqlite)
 if [ -n "$pg" ]; then
   psql "$pg" -q -c "CREATE SCHEMA $schema" >/dev/null
   sep='?'; case "$pg" in *\?*) sep='&';; esac
   start postgres serve --agent conformance --store "${pg}${sep}options=-c%20search_path%3D${schema}"
-  names+=(postgres)
 else
   echo "postgres: skipped (A2A_TEST_POSTGRES_URL is unset)"
 fi
 start bearer serve --agent conformance --store memory --auth-token bench=t0ken
 start jwt serve --agent conformance --store memory --auth-jwks-url "http://127.0.0.1:$jwks_port/jwks" \
   --auth-jwt-issuer https://issuer.bench --auth-jwt-audience a2a-bench
-names+=(bearer jwt)
 port[grpc]=${port[memory]}; pid[grpc]=${pid[memory]}
+# Each server is measured next to its reference: the memory store right after the floor,
+# the authenticated servers right after the memory store (their targets are the tightest),
+# then gRPC and the durable stores. Every other round runs in reverse order, so that a
+# machine speeding up or slowing down over the run moves a server and its reference alike.
+order=(floor memory bearer jwt grpc sqlite)
+if [ -n "$pg" ]; then order+=(postgres); fi
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 tick_us=$(( 1000000 / $(getconf CLK_TCK) ))
@@ -134,7 +138,12 @@ run_wrk() { # NAME ROUND
 
 echo "blocking sends: $rounds rounds x ${secs}s, a2a bench -c$conc, wrk -c$wrk_conc, $(nproc) cores, $(date -u +%F)"
 for r in $(seq "$rounds"); do
-  for n in "${names[@]}"; do
+  round=("${order[@]}")
+  if [ $((r % 2)) = 0 ]; then
+    round=()
+    for ((i = ${#order[@]} - 1; i >= 0; i--)); do round+=("${order[$i]}"); done
+  fi
+  for n in "${round[@]}"; do
     run_bench "$n" "$r"
     if command -v wrk >/dev/null && { [ "$n" = floor ] || [ "$n" = memory ]; }; then
       run_wrk "$n" "$r"

@@ -94,11 +94,11 @@ start bearer serve --agent conformance --store memory --auth-token bench=t0ken
 start jwt serve --agent conformance --store memory --auth-jwks-url "http://127.0.0.1:$jwks_port/jwks" \
   --auth-jwt-issuer https://issuer.bench --auth-jwt-audience a2a-bench
 port[grpc]=${port[memory]}; pid[grpc]=${pid[memory]}
-# Each server is measured next to its reference: the memory store right after the floor,
-# the authenticated servers right after the memory store (their targets are the tightest),
-# then gRPC and the durable stores. Every other round runs in reverse order, so that a
-# machine speeding up or slowing down over the run moves a server and its reference alike.
-order=(floor memory bearer jwt grpc sqlite)
+# Each server is measured near its reference: the memory store between the floor and gRPC,
+# the authenticated servers (whose targets are the tightest) one server away from it, the
+# durable stores after them. Every other round runs in reverse order, so that a machine
+# speeding up or slowing down over the run moves a server and its reference alike.
+order=(jwt floor memory grpc bearer sqlite)
 if [ -n "$pg" ]; then order+=(postgres); fi
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Where a blocking send's server CPU goes, layer by layer, beside the bare floor's: each
 # server (`a2a floor`, then `a2a serve --agent conformance` on each store named) is loaded by
-# `a2a bench -c32` while `perf record --call-graph dwarf` samples it; every sample is put in
-# the first layer found walking its stack from the leaf (so a `malloc` inside the answer's
-# serialization counts as the answer's), and the layers are printed in microseconds of CPU
-# per request, side by side. The floor parses the same request and writes an answer of the
-# same shape, so the columns' difference is what the runtime, the store and the rest cost.
+# `a2a bench -c32` while `perf record --call-graph dwarf` samples it. Every sample goes to a
+# layer: to the store, the JSON, the agent or the task's start when any frame of its stack
+# is theirs (so a `malloc` inside the answer's serialization counts as the answer's); else
+# to the wrapping layer nearest its leaf (telemetry, the handler, HTTP, the scheduler);
+# kernel samples by system call; SQLite's own threads a row each. The layers are printed in
+# microseconds of CPU per request, side by side. The floor parses the same request and
+# writes an answer of the same shape, so the columns' difference is what the runtime, the
+# store and the rest cost.
 #
 #   scripts/profile-send.sh [A2A_BIN] [STORE...]   (default: target/release/a2a, memory)
 #
@@ -24,7 +27,9 @@ stores=("$@")
 secs="${SECONDS_PER_RUN:-6}"
 conc="${CONCURRENCY:-32}"
 freq="${FREQ:-1500}"
-command -v perf >/dev/null || { echo "perf is not installed (apt-get install linux-perf)" >&2; exit 1; }
+for tool in perf jq; do
+  command -v "$tool" >/dev/null || { echo "$tool is not installed (apt-get install linux-perf jq)" >&2; exit 1; }
+done
 [ -x "$bin" ] || { echo "no binary at $bin (cargo build --release -p a2a-cli)" >&2; exit 1; }
 
 work=$(mktemp -d)
@@ -70,7 +75,8 @@ for s in "${stores[@]}"; do
       # A schema of its own, dropped after.
       schema="profile_send_$$"
       psql "$s" -q -c "CREATE SCHEMA $schema" >/dev/null
-      arg="$s?options=-c%20search_path%3D$schema"; name=postgres ;;
+      sep='?'; case "$s" in *\?*) sep='&';; esac
+      arg="${s}${sep}options=-c%20search_path%3D$schema"; name=postgres ;;
     *) echo "unknown store $s" >&2; exit 1 ;;
   esac
   profile "$name" serve --agent conformance --store "$arg"

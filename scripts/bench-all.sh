@@ -4,7 +4,7 @@
 # and PostgreSQL, over JSON-RPC and gRPC, with a bearer token and with a JWT; then 10 000
 # concurrent streams to `slow` on memory and SQLite with the server's peak and settled memory.
 # Servers are loaded in rounds by the same generators (`a2a bench`, and `wrk` for the floor
-# and the memory store when installed), each next to its reference, every other round in
+# and the memory store when installed), each near its reference, every other round in
 # reverse order (see `order` below); medians, ratios and server CPU per request
 # are printed, each ratio with its range over the rounds (each round's rate against its
 # reference's in the same round): on a shared machine one run's ratio moves by ±10 %.
@@ -95,8 +95,8 @@ start jwt serve --agent conformance --store memory --auth-jwks-url "http://127.0
   --auth-jwt-issuer https://issuer.bench --auth-jwt-audience a2a-bench
 port[grpc]=${port[memory]}; pid[grpc]=${pid[memory]}
 # Each server is measured near its reference: the memory store between the floor and gRPC,
-# the authenticated servers (whose targets are the tightest) one server away from it, the
-# durable stores after them. Every other round runs in reverse order, so that a machine
+# the authenticated servers (whose targets are the tightest) with one server between them
+# and it, the durable stores after them. Every other round runs in reverse order, so that a machine
 # speeding up or slowing down over the run moves a server and its reference alike.
 order=(jwt floor memory grpc bearer sqlite)
 if [ -n "$pg" ]; then order+=(postgres); fi

@@ -34,32 +34,50 @@ done
 
 work=$(mktemp -d)
 server=""
+pg_url=""
+schema="profile_send_$$"
 cleanup() {
   [ -n "$server" ] && kill "$server" 2>/dev/null || true
   wait 2>/dev/null || true
+  # Also when a run failed half-way: no schema is left behind.
+  if [ -n "$pg_url" ]; then
+    psql "$pg_url" -q -c "SET client_min_messages = warning" \
+      -c "DROP SCHEMA IF EXISTS $schema CASCADE" >/dev/null 2>&1 || true
+  fi
   rm -rf "$work"
 }
 trap cleanup EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 profile() { # NAME ARGS... : serves, warms up, records; leaves NAME.txt (perf script) and NAME.n
-  local name=$1 p; shift; p=$(free_port)
+  local name=$1 p up=""; shift; p=$(free_port)
   local card=()
-  [ "$1" = floor ] && card=(--no-card)
+  if [ "$1" = floor ]; then card=(--no-card); fi
   "$bin" "$@" --port "$p" >"$work/$name.log" 2>&1 &
   server=$!
+  # Any HTTP answer means it listens (the floor answers GET / with 405).
   for _ in $(seq 100); do
-    curl -s -o /dev/null "http://127.0.0.1:$p/" && break
+    if curl -s -o /dev/null "http://127.0.0.1:$p/"; then up=1; break; fi
     sleep 0.1
   done
+  if [ -z "$up" ]; then
+    echo "$name did not start:" >&2; cat "$work/$name.log" >&2; exit 1
+  fi
   local load=("$bin" bench "http://127.0.0.1:$p" -c "$conc" "${card[@]}"
     --message-id-prefix tck-complete-task)
-  "${load[@]}" -d 2 >/dev/null 2>&1
+  if ! "${load[@]}" -d 2 >"$work/$name.bench.err" 2>&1; then
+    echo "$name: the warm-up failed:" >&2
+    cat "$work/$name.bench.err" "$work/$name.log" >&2; exit 1
+  fi
   perf record -q -F "$freq" --call-graph dwarf,16384 -o "$work/$name.data" -p "$server" \
     -- sleep "$secs" >/dev/null 2>&1 &
   local rec=$!
-  "${load[@]}" -d "$secs" --json 2>/dev/null | jq -r .ok >"$work/$name.n"
+  "${load[@]}" -d "$secs" --json 2>"$work/$name.bench.err" | jq -r .ok >"$work/$name.n" || true
   wait "$rec"
+  if ! [ "$(cat "$work/$name.n")" -gt 0 ] 2>/dev/null; then
+    echo "$name: the load generator completed no request:" >&2
+    cat "$work/$name.bench.err" "$work/$name.log" >&2; exit 1
+  fi
   kill "$server"; wait "$server" 2>/dev/null || true; server=""
   perf script -i "$work/$name.data" >"$work/$name.txt" 2>/dev/null
   rm -f "$work/$name.data"
@@ -72,17 +90,14 @@ for s in "${stores[@]}"; do
     memory) arg=memory; name=memory ;;
     sqlite) arg="sqlite:$work/profile.db"; name=sqlite ;;
     postgres*)
-      # A schema of its own, dropped after.
-      schema="profile_send_$$"
+      # A schema of its own, dropped after (by `cleanup`, also on failure).
+      pg_url=$s
       psql "$s" -q -c "CREATE SCHEMA $schema" >/dev/null
       sep='?'; case "$s" in *\?*) sep='&';; esac
       arg="${s}${sep}options=-c%20search_path%3D$schema"; name=postgres ;;
     *) echo "unknown store $s" >&2; exit 1 ;;
   esac
   profile "$name" serve --agent conformance --store "$arg"
-  if [ "$name" = postgres ]; then
-    psql "$s" -q -c "SET client_min_messages = warning" -c "DROP SCHEMA $schema CASCADE" >/dev/null
-  fi
   names+=("$name")
 done
 
@@ -142,7 +157,7 @@ def layer_of(thread, frames):
 
 table = {}
 for name in names:
-    reqs = int(open(f"{work}/{name}.n").read().strip() or 0)
+    reqs = int(open(f"{work}/{name}.n").read())
     counts = collections.Counter()
     for sample in open(f"{work}/{name}.txt", errors="replace").read().split("\n\n"):
         lines = [l.strip() for l in sample.strip().split("\n") if l.strip()]
@@ -150,7 +165,7 @@ for name in names:
             continue
         frames = [re.sub(r"^[0-9a-f]+ ", "", l) for l in lines[1:]]
         counts[layer_of(lines[0].split()[0], frames)] += 1
-    us = 1e6 / freq / max(reqs, 1)
+    us = 1e6 / freq / reqs
     table[name] = {k: v * us for k, v in counts.items()}
     table[name]["total"] = sum(counts.values()) * us
     print(f"{name}: {reqs / secs:.0f} req/s while sampled")

@@ -7,7 +7,9 @@
 #
 # Load: blocking sends that complete a task (messageId prefix `tck-complete-task`), by
 # `a2a bench` (NEW_BIN's, for both) and by `wrk` with a Lua POST script when wrk is installed
-# (`apt-get install wrk`). Environment: STORE (memory; or sqlite: a fresh file per server),
+# (`apt-get install wrk`). Environment: STORE (memory; sqlite: a fresh file per server; or a
+# PostgreSQL URL: a fresh schema per server, dropped at the end; two servers on one schema
+# would each listen for the other's notices, which costs both),
 # ROUNDS (3), SECONDS_PER_RUN (8), CONCURRENCY (16 for wrk, 32 for a2a bench),
 # SERVE_ARGS (extra `a2a serve` flags for both, e.g. `--auth-token bench=t`),
 # AUTH (a bearer token, e.g. `t`: sent by wrk as `Authorization: Bearer t` and by a2a bench),
@@ -27,9 +29,13 @@ wrk_conc="${CONCURRENCY:-16}"
 bench_conc="${CONCURRENCY:-32}"
 work=$(mktemp -d)
 pids=()
+schemas=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
+  for s in "${schemas[@]}"; do
+    psql "$store" -q -c "DROP SCHEMA IF EXISTS $s CASCADE" >/dev/null 2>&1 || true
+  done
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -54,6 +60,12 @@ start() { # NAME BIN
   case "$store" in
     memory) s=memory ;;
     sqlite) s="sqlite:$work/$1.db" ;;
+    postgres*)
+      local schema sep; schema="ab_$$_$1"
+      schemas+=("$schema")
+      psql "$store" -q -c "CREATE SCHEMA $schema" >/dev/null
+      sep='?'; case "$store" in *\?*) sep='&';; esac
+      s="${store}${sep}options=-c%20search_path%3D$schema" ;;
     *) s="$store" ;;
   esac
   # Builds from before `--store` existed serve from memory only.

@@ -20,7 +20,8 @@
 # (`bench-ab.sh`); but it tells where the code's own work is, and whether a change removed
 # any, without noise.
 #
-# Environment: STORES (memory; also sqlite), REQUESTS (5000), CONCURRENCY (4). The servers
+# Environment: STORES (memory; also sqlite), REQUESTS (5000), CONCURRENCY (4), KEEP (a
+# directory to keep the profiles in, NAME.cg.1, for `callgrind_annotate`). The servers
 # run with one tokio worker (TOKIO_WORKER_THREADS=1: callgrind runs one thread at a time
 # anyway, and fewer hand-offs make the count repeatable). Installs valgrind if missing
 # (apt-get).
@@ -78,6 +79,7 @@ count() {
   kill "$vg"; wait "$vg" 2>/dev/null || true; vg=""
   # The dump after the zeroing is the second part (`.1`); the first holds the warm-up.
   callgrind_annotate --auto=no --threshold=100 --inclusive=yes "$work/$name.cg.1" >"$work/$name.incl" 2>/dev/null
+  if [ -n "${KEEP:-}" ]; then mkdir -p "$KEEP" && cp "$work/$name.cg.1" "$KEEP/"; fi
 }
 
 names=()

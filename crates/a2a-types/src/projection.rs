@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 
 use crate::event::{TaskArtifactUpdateEvent, TaskStatusUpdateEvent};
 use crate::message::Message;
-use crate::serde_util::format_timestamp;
+use crate::serde_util::with_timestamp_text;
 use crate::task::{Artifact, Task, TaskState, TaskStatus};
 
 /// A task being projected from its events: by value (a [`Task`]) or by reference (a view of
@@ -169,7 +169,7 @@ fn is_empty<T>(items: &&[T]) -> bool {
 
 fn timestamp<S: Serializer>(t: &Option<&DateTime<Utc>>, s: S) -> Result<S::Ok, S::Error> {
     match t {
-        Some(t) => s.serialize_str(&format_timestamp(t)),
+        Some(t) => with_timestamp_text(t, |text| s.serialize_str(text)),
         None => s.serialize_none(),
     }
 }

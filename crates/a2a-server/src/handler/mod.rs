@@ -759,21 +759,22 @@ fn thread_id(metadata: Option<&serde_json::Map<String, serde_json::Value>>) -> O
         .map(str::to_owned)
 }
 
-/// `image/*` matches `image/png`; `*/*` and `*` match anything; parameters are ignored.
+/// `image/*` matches `image/png`; `*/*` and `*` match anything; parameters are ignored;
+/// case is not significant. Compared in place: every part of every send is checked against
+/// the card's modes, and lowercased copies cost two allocations a comparison.
 fn media_type_matches(pattern: &str, media_type: &str) -> bool {
-    let strip = |s: &str| {
-        s.split(';')
-            .next()
-            .unwrap_or("")
-            .trim()
-            .to_ascii_lowercase()
-    };
-    let (p, t) = (strip(pattern), strip(media_type));
-    if p == "*" || p == "*/*" || p == t {
+    fn essence(s: &str) -> &str {
+        s.split(';').next().unwrap_or("").trim()
+    }
+    let (p, t) = (essence(pattern), essence(media_type));
+    if p == "*" || p == "*/*" || p.eq_ignore_ascii_case(t) {
         return true;
     }
     match p.strip_suffix("/*") {
-        Some(major) => t.split('/').next() == Some(major),
+        Some(major) => t
+            .split('/')
+            .next()
+            .is_some_and(|m| m.eq_ignore_ascii_case(major)),
         None => false,
     }
 }
@@ -852,5 +853,11 @@ mod tests {
         assert!(media_type_matches("*/*", "application/pdf"));
         assert!(!media_type_matches("text/plain", "image/png"));
         assert!(!media_type_matches("image/*", "text/plain"));
+        // Case is not significant, in the pattern or the type.
+        assert!(media_type_matches("Text/Plain", "text/PLAIN"));
+        assert!(media_type_matches("IMAGE/*", "image/png"));
+        assert!(media_type_matches("image/*", "Image/PNG;q=1"));
+        assert!(!media_type_matches("image/*", "imagery/png"));
+        assert!(!media_type_matches("text/plain", "text/plainer"));
     }
 }

@@ -82,15 +82,22 @@ count() {
   if [ -n "${KEEP:-}" ]; then mkdir -p "$KEEP" && cp "$work/$name.cg.1" "$KEEP/"; fi
 }
 
+# store_arg STORE FILE: the `--store` value for STORE (a SQLite database in FILE).
+store_arg() {
+  case "$1" in
+    memory) echo memory ;;
+    sqlite) echo "sqlite:$work/$2.db" ;;
+    *) echo "unknown store $1 (memory or sqlite)" >&2; return 1 ;;
+  esac
+}
+
+for s in "${stores[@]}"; do store_arg "$s" check >/dev/null || exit 1; done
+
 names=()
 if [ ${#bins[@]} -eq 1 ]; then
   count floor "${bins[0]}" floor; names+=(floor)
   for s in "${stores[@]}"; do
-    case "$s" in
-      memory) arg=memory ;;
-      sqlite) arg="sqlite:$work/count.db" ;;
-      *) echo "unknown store $s (memory or sqlite)" >&2; exit 1 ;;
-    esac
+    arg=$(store_arg "$s" "$s")
     count "$s" "${bins[0]}" serve --agent conformance --store "$arg"; names+=("$s")
   done
 else
@@ -98,11 +105,7 @@ else
   i=0
   for b in "${bins[@]}"; do
     i=$((i + 1))
-    case "$s" in
-      memory) arg=memory ;;
-      sqlite) arg="sqlite:$work/count-$i.db" ;;
-      *) echo "unknown store $s (memory or sqlite)" >&2; exit 1 ;;
-    esac
+    arg=$(store_arg "$s" "bin$i")
     count "bin$i" "$b" serve --agent conformance --store "$arg"; names+=("bin$i")
   done
   for j in $(seq ${#bins[@]}); do echo "bin$j: ${bins[$((j - 1))]} ($s)"; done

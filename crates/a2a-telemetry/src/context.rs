@@ -140,8 +140,8 @@ pub fn record_current(attributes: &[(&'static str, &str)]) {
 
 /// Whether `tracing` keeps spans at the level of this workspace's spans (`INFO`). Below it
 /// (the default filter is `warn`) there is no span of ours to record on, and asking for the
-/// current one (a lookup, a reference taken and given back) is all a recording would do:
-/// about 600 instructions, twice a send.
+/// current one (a lookup, a reference taken and given back) is all a recording would do,
+/// two or three times a send.
 fn tracing_spans_on() -> bool {
     tracing::level_enabled!(tracing::Level::INFO)
 }

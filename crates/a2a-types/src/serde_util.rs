@@ -133,7 +133,7 @@ pub fn format_timestamp(t: &DateTime<Utc>) -> String {
 ///
 /// Every blocking send writes a status timestamp twice (the answer, the stored form), and
 /// chrono's `to_rfc3339_opts` costs about 900 instructions each (its generic formatting
-/// items and a `String`); these 24 digits and separators take a tenth of that. Years 0 to
+/// items and a `String`); written here, about 370 (counted with callgrind). Years 0 to
 /// 9999 and no leap second, that is every timestamp of this century; others go through
 /// chrono, whose output this matches (tested against it).
 pub(crate) fn with_timestamp_text<R>(t: &DateTime<Utc>, f: impl FnOnce(&str) -> R) -> R {

@@ -10,7 +10,8 @@
 #
 # With one binary: `a2a floor` and `a2a serve --agent conformance` on each STORES entry,
 # side by side. With several (say the previous main's and a change's): the same server of
-# each, side by side, for an A/B that the machine's speed does not move.
+# each, side by side, for an A/B that the machine's speed does not move. The first binary's
+# `a2a bench` loads every server.
 #
 # Why count: on a shared machine the rate and even the CPU time of one send move by a fifth
 # within minutes; the number of instructions moves by well under a percent between runs of
@@ -51,31 +52,37 @@ cleanup() {
 trap cleanup EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
-# count NAME BIN ARGS...: runs `BIN ARGS --port P` under callgrind and writes its profile of
-# REQUESTS sends (after a warm-up) to $work/NAME.out.
+# send PORT N [ARGS...]: N blocking sends to the server on PORT; a2a bench's JSON summary.
+send() {
+  local port=$1 n=$2
+  shift 2
+  "${bins[0]}" bench "http://127.0.0.1:$port/" -c "$conc" -n "$n" --warmup 0 --json \
+    --message-id-prefix tck-complete-task "$@"
+}
+
+# count NAME BIN ARGS...: runs `BIN ARGS --port P` under callgrind; its profile of REQUESTS
+# sends (after a warm-up) is left in $work/NAME.cg.1, its inclusive listing in NAME.incl.
 count() {
-  local name=$1 bin=$2 port load=() out
+  local name=$1 bin=$2 port load=() out up=""
   shift 2
   port=$(free_port)
   [ "$1" = floor ] && load=(--no-card)
   TOKIO_WORKER_THREADS=1 valgrind --tool=callgrind --callgrind-out-file="$work/$name.cg" \
     "$bin" "$@" --port "$port" >"$work/$name.log" 2>&1 &
   vg=$!
+  # Under valgrind a server takes seconds to start; any HTTP answer means it listens.
   for _ in $(seq 600); do
-    curl -s -o /dev/null -X POST "http://127.0.0.1:$port/" && break
-    kill -0 "$vg" 2>/dev/null || { echo "$name did not start:" >&2; cat "$work/$name.log" >&2; exit 1; }
+    if curl -s -o /dev/null -X POST "http://127.0.0.1:$port/"; then up=1; break; fi
+    kill -0 "$vg" 2>/dev/null || break
     sleep 0.1
   done
-  send() {
-    "${bins[0]}" bench "http://127.0.0.1:$port/" -c "$conc" -n "$1" --warmup 0 --json \
-      --message-id-prefix tck-complete-task "${load[@]}"
-  }
-  out=$(send 1000)
+  [ -n "$up" ] || { echo "$name did not start:" >&2; cat "$work/$name.log" >&2; exit 1; }
+  out=$(send "$port" 1000 "${load[@]}")
   [ "$(echo "$out" | jq .errors)" = 0 ] || { echo "$name: the warm-up failed: $out" >&2; exit 1; }
-  callgrind_control --zero "$vg" >/dev/null
-  out=$(send "$requests")
+  callgrind_control --zero "$vg" >/dev/null 2>&1
+  out=$(send "$port" "$requests" "${load[@]}")
   [ "$(echo "$out" | jq .ok)" = "$requests" ] || { echo "$name: $out" >&2; exit 1; }
-  callgrind_control --dump "$vg" >/dev/null
+  callgrind_control --dump "$vg" >/dev/null 2>&1
   kill "$vg"; wait "$vg" 2>/dev/null || true; vg=""
   # The dump after the zeroing is the second part (`.1`); the first holds the warm-up.
   callgrind_annotate --auto=no --threshold=100 --inclusive=yes "$work/$name.cg.1" >"$work/$name.incl" 2>/dev/null
@@ -137,12 +144,9 @@ def self_by_file(path):
         if m.group(2) is not None:
             names[m.group(1)] = m.group(2)
         return names.get(m.group(1), "?")
-    events = None
     for l in open(path):
         l = l.rstrip("\n")
-        if l.startswith("events:"):
-            events = l.split()[1:]
-        elif l.startswith("fl="):
+        if l.startswith("fl="):
             fl = cur = name(l[3:])
         elif l.startswith(("fi=", "fe=")):
             cur = name(l[3:])

@@ -32,7 +32,7 @@ enum Stored {
 
 /// The stored form of `event`.
 pub fn encode(event: &TaskEvent) -> serde_json::Result<String> {
-    serde_json::to_string(&stored_ref(event))
+    a2a_json::to_string(&stored_ref(event))
 }
 
 /// Every kind of event has a stored form: a new kind does not compile until it has one.
@@ -53,17 +53,17 @@ pub fn decode(json: &str) -> serde_json::Result<TaskEvent> {
 
 /// Appends the stored forms of `events` to `out`, as one JSON array.
 pub fn write_log<'a>(
-    out: &mut Vec<u8>,
+    out: &mut String,
     events: impl IntoIterator<Item = &'a TaskEvent>,
 ) -> serde_json::Result<()> {
-    out.push(b'[');
+    out.push('[');
     for (i, event) in events.into_iter().enumerate() {
         if i > 0 {
-            out.push(b',');
+            out.push(',');
         }
-        serde_json::to_writer(&mut *out, &stored_ref(event))?;
+        a2a_json::write(out, &stored_ref(event))?;
     }
-    out.push(b']');
+    out.push(']');
     Ok(())
 }
 
@@ -118,9 +118,9 @@ mod tests {
             assert_eq!(std::mem::discriminant(&back), std::mem::discriminant(e));
         }
         let log = |events: &[TaskEvent]| {
-            let mut out = Vec::new();
+            let mut out = String::new();
             write_log(&mut out, events).unwrap();
-            String::from_utf8(out).unwrap()
+            out
         };
         let back = decode_log(&log(&events)).unwrap();
         assert_eq!(back.len(), events.len());

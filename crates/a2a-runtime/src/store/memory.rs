@@ -114,7 +114,7 @@ impl Log {
     /// The form is written into `scratch` (the shard's, reused) and copied once into an
     /// allocation of its size: written into a buffer of its own, it was copied as the buffer
     /// grew, and again as the buffer shrank to its length.
-    fn freeze(&mut self, scratch: &mut Vec<u8>) {
+    fn freeze(&mut self, scratch: &mut String) {
         let Log::Live(records) = self else { return };
         let owner = owner_in(records.iter().map(|r| &r.event)).cloned();
         let context = match records.first().map(|r| &r.event) {
@@ -123,14 +123,13 @@ impl Log {
         };
         // The context id and the stored log in one buffer, which becomes the one allocation.
         scratch.clear();
-        scratch.extend_from_slice(context.as_bytes());
+        scratch.push_str(context);
         let text = codec::write_log(scratch, records.iter().map(|r| &r.event))
             .ok()
-            .and_then(|()| std::str::from_utf8(scratch).ok())
-            .map(Box::<str>::from);
+            .map(|()| Box::<str>::from(scratch.as_str()));
         // A very large task's form is not kept as the next one's buffer (written or not).
         if scratch.capacity() > MAX_SCRATCH {
-            *scratch = Vec::new();
+            *scratch = String::new();
         }
         let Some(text) = text else { return };
         *self = Log::Frozen {
@@ -222,7 +221,7 @@ struct Shard {
     /// its own, `Arc::from`), so its id is not compared byte by byte.
     finished: VecDeque<(u64, Arc<str>)>,
     /// Where [`Log::freeze`] writes.
-    scratch: Vec<u8>,
+    scratch: String,
 }
 
 impl Shard {

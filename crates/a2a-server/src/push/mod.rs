@@ -251,7 +251,7 @@ impl PushDelivery {
             if let Some(first) = on_first.take() {
                 first.await;
             }
-            let body = match serde_json::to_vec(&item.response()) {
+            let body = match a2a_json::to_vec(&item.response()) {
                 Ok(b) => bytes::Bytes::from(b),
                 Err(_) => continue,
             };

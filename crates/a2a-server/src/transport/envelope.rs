@@ -21,8 +21,8 @@ struct Failure<'a> {
 /// A success response body.
 pub(crate) fn success_body<R: Serialize>(id: Option<&RawValue>, result: R) -> String {
     // Most answers are a task of a few hundred bytes; start big enough to not regrow.
-    let mut out = Vec::with_capacity(1024);
-    match serde_json::to_writer(
+    let mut out = String::with_capacity(1024);
+    match a2a_json::write(
         &mut out,
         &Success {
             jsonrpc: "2.0",
@@ -30,8 +30,7 @@ pub(crate) fn success_body<R: Serialize>(id: Option<&RawValue>, result: R) -> St
             result,
         },
     ) {
-        // serde_json writes valid UTF-8.
-        Ok(()) => String::from_utf8(out).unwrap_or_default(),
+        Ok(()) => out,
         Err(e) => {
             tracing::error!(error = %e, "could not serialize a result");
             error_body(
@@ -54,7 +53,7 @@ pub(crate) fn error_body(
     } else {
         err.to_jsonrpc()
     };
-    serde_json::to_string(&Failure {
+    a2a_json::to_string(&Failure {
         jsonrpc: "2.0",
         id,
         error,

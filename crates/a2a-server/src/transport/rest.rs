@@ -72,7 +72,7 @@ fn fail(err: &A2aError) -> Response {
 }
 
 fn json(status: StatusCode, body: &impl Serialize) -> Response {
-    match serde_json::to_vec(body) {
+    match a2a_json::to_vec(body) {
         Ok(bytes) => {
             let mut resp = (status, bytes).into_response();
             resp.headers_mut().insert(

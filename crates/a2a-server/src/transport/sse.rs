@@ -43,7 +43,7 @@ pub(crate) fn sse_response(
                         v03::StreamEvent::from_v1(item.response(), item.is_final),
                     ),
                     Framing::JsonRpc { id, .. } => success_body(id.as_deref(), item.response()),
-                    Framing::Rest => serde_json::to_string(&item.response()).unwrap_or_default(),
+                    Framing::Rest => a2a_json::to_string(&item.response()).unwrap_or_default(),
                 };
                 let event = Event::default().data(data);
                 if item.seq > 0 {

@@ -263,7 +263,7 @@ impl Written {
 /// A batch parameter: `rows` as a JSON array of arrays.
 pub(crate) fn json<T: serde::Serialize>(rows: &[T]) -> String {
     // Tuples of strings and integers always serialize.
-    serde_json::to_string(rows).unwrap_or_default()
+    a2a_json::to_string(rows).unwrap_or_default()
 }
 
 /// A writer not yet given its connection.

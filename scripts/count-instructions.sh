@@ -190,7 +190,8 @@ subtrees = [
     ("    store: append", r"store/memory\.rs$|writer/mod\.rs$|store-sql/src/lib\.rs$", r"TaskStore>::append::\{\{closure\}\}$"),
     ("    store: stored form (codec)", r"store/codec\.rs$", r".*"),
     ("answer written (JSON)", r"handler/mod\.rs$", r"<a2a_server::handler::SendAnswer as serde_core::ser::Serialize>::serialize$"),
-    ("JSON string escaping (all)", r"serde_json.*ser\.rs$", r"^serde_json::ser::format_escaped_str$"),
+    # serde_json's writer (the floor; our server before a2a-json), or a2a-json's.
+    ("JSON strings written (all)", r"serde_json.*ser\.rs$|a2a-json/src/string\.rs$", r"^(serde_json::ser::format_escaped_str|a2a_json::string::write_str)$"),
     ("HTTP/1 head parsed (hyper)", r"hyper.*role\.rs$", r"Http1Transaction>::parse$"),
 ]
 by_crate, total, sub = {}, {}, {}

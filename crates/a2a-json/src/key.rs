@@ -37,24 +37,8 @@ macro_rules! quoted_integer {
     };
 }
 
-macro_rules! not_a_key {
-    ($($method:ident($($arg:ty),*) -> $ok:ty),* $(,)?) => {
-        $(fn $method(self, $(_: $arg),*) -> Result<$ok> {
-            Err(key_must_be_a_string())
-        })*
-    };
-}
-
 impl ser::Serializer for KeyWriter<'_> {
-    type Ok = ();
-    type Error = Error;
-    type SerializeSeq = Impossible<(), Error>;
-    type SerializeTuple = Impossible<(), Error>;
-    type SerializeTupleStruct = Impossible<(), Error>;
-    type SerializeTupleVariant = Impossible<(), Error>;
-    type SerializeMap = Impossible<(), Error>;
-    type SerializeStruct = Impossible<(), Error>;
-    type SerializeStructVariant = Impossible<(), Error>;
+    no_compounds!(key_must_be_a_string);
 
     fn serialize_str(self, v: &str) -> Result<()> {
         string::write_str(self.out, v);
@@ -111,27 +95,11 @@ impl ser::Serializer for KeyWriter<'_> {
         Ok(())
     }
 
-    not_a_key!(
+    refuse!(
+        key_must_be_a_string;
         serialize_bytes(&[u8]) -> (),
         serialize_none() -> (),
         serialize_unit() -> (),
         serialize_unit_struct(&'static str) -> (),
-        serialize_seq(Option<usize>) -> Self::SerializeSeq,
-        serialize_tuple(usize) -> Self::SerializeTuple,
-        serialize_tuple_struct(&'static str, usize) -> Self::SerializeTupleStruct,
-        serialize_tuple_variant(&'static str, u32, &'static str, usize) -> Self::SerializeTupleVariant,
-        serialize_map(Option<usize>) -> Self::SerializeMap,
-        serialize_struct(&'static str, usize) -> Self::SerializeStruct,
-        serialize_struct_variant(&'static str, u32, &'static str, usize) -> Self::SerializeStructVariant,
     );
-
-    fn serialize_newtype_variant<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: &T,
-    ) -> Result<()> {
-        Err(key_must_be_a_string())
-    }
 }

@@ -22,6 +22,51 @@
 //! assert_eq!(json, serde_json::to_string(&reply).unwrap());
 //! ```
 
+/// `Serializer` methods that refuse whatever they are given, with the error `$error()`.
+macro_rules! refuse {
+    ($error:ident; $($method:ident($($arg:ty),*) -> $ok:ty),* $(,)?) => {
+        $(fn $method(self, $(_: $arg),*) -> Result<$ok> {
+            Err($error())
+        })*
+    };
+}
+
+/// The associated types of a `Serializer` that writes no arrays or objects, and its methods
+/// that would begin one (a variant with content included), which refuse with `$error()`.
+macro_rules! no_compounds {
+    ($error:ident) => {
+        refuse!(
+            $error;
+            serialize_seq(Option<usize>) -> Self::SerializeSeq,
+            serialize_tuple(usize) -> Self::SerializeTuple,
+            serialize_tuple_struct(&'static str, usize) -> Self::SerializeTupleStruct,
+            serialize_tuple_variant(&'static str, u32, &'static str, usize) -> Self::SerializeTupleVariant,
+            serialize_map(Option<usize>) -> Self::SerializeMap,
+            serialize_struct(&'static str, usize) -> Self::SerializeStruct,
+            serialize_struct_variant(&'static str, u32, &'static str, usize) -> Self::SerializeStructVariant,
+        );
+
+        fn serialize_newtype_variant<T: Serialize + ?Sized>(
+            self,
+            _: &'static str,
+            _: u32,
+            _: &'static str,
+            _: &T,
+        ) -> Result<()> {
+            Err($error())
+        }
+        type Ok = ();
+        type Error = Error;
+        type SerializeSeq = Impossible<(), Error>;
+        type SerializeTuple = Impossible<(), Error>;
+        type SerializeTupleStruct = Impossible<(), Error>;
+        type SerializeTupleVariant = Impossible<(), Error>;
+        type SerializeMap = Impossible<(), Error>;
+        type SerializeStruct = Impossible<(), Error>;
+        type SerializeStructVariant = Impossible<(), Error>;
+    };
+}
+
 mod key;
 mod raw;
 mod string;
@@ -367,61 +412,31 @@ impl<'a, 'o> ser::Serializer for &'a mut Writer<'o> {
     }
 }
 
-impl ser::SerializeSeq for Compound<'_, '_> {
-    type Ok = ();
-    type Error = Error;
+/// The traits whose elements are written one after another (arrays, and tuples of every kind).
+macro_rules! elements {
+    ($($trait:ident::$method:ident),* $(,)?) => {
+        $(impl ser::$trait for Compound<'_, '_> {
+            type Ok = ();
+            type Error = Error;
 
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
-        value.serialize(self.next())
-    }
+            fn $method<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
+                value.serialize(self.next())
+            }
 
-    fn end(self) -> Result<()> {
-        self.close();
-        Ok(())
-    }
+            fn end(self) -> Result<()> {
+                self.close();
+                Ok(())
+            }
+        })*
+    };
 }
 
-impl ser::SerializeTuple for Compound<'_, '_> {
-    type Ok = ();
-    type Error = Error;
-
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
-        value.serialize(self.next())
-    }
-
-    fn end(self) -> Result<()> {
-        self.close();
-        Ok(())
-    }
-}
-
-impl ser::SerializeTupleStruct for Compound<'_, '_> {
-    type Ok = ();
-    type Error = Error;
-
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
-        value.serialize(self.next())
-    }
-
-    fn end(self) -> Result<()> {
-        self.close();
-        Ok(())
-    }
-}
-
-impl ser::SerializeTupleVariant for Compound<'_, '_> {
-    type Ok = ();
-    type Error = Error;
-
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
-        value.serialize(self.next())
-    }
-
-    fn end(self) -> Result<()> {
-        self.close();
-        Ok(())
-    }
-}
+elements!(
+    SerializeSeq::serialize_element,
+    SerializeTuple::serialize_element,
+    SerializeTupleStruct::serialize_field,
+    SerializeTupleVariant::serialize_field,
+);
 
 impl ser::SerializeMap for Compound<'_, '_> {
     type Ok = ();
@@ -455,38 +470,27 @@ impl<'o> Compound<'_, 'o> {
     }
 }
 
-impl ser::SerializeStruct for Compound<'_, '_> {
-    type Ok = ();
-    type Error = Error;
+/// The traits whose members are named by the type (structs, and struct variants).
+macro_rules! members {
+    ($($trait:ident),* $(,)?) => {
+        $(impl ser::$trait for Compound<'_, '_> {
+            type Ok = ();
+            type Error = Error;
 
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        value: &T,
-    ) -> Result<()> {
-        self.member(key, value)
-    }
+            fn serialize_field<T: Serialize + ?Sized>(
+                &mut self,
+                key: &'static str,
+                value: &T,
+            ) -> Result<()> {
+                self.member(key, value)
+            }
 
-    fn end(self) -> Result<()> {
-        self.close();
-        Ok(())
-    }
+            fn end(self) -> Result<()> {
+                self.close();
+                Ok(())
+            }
+        })*
+    };
 }
 
-impl ser::SerializeStructVariant for Compound<'_, '_> {
-    type Ok = ();
-    type Error = Error;
-
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        value: &T,
-    ) -> Result<()> {
-        self.member(key, value)
-    }
-
-    fn end(self) -> Result<()> {
-        self.close();
-        Ok(())
-    }
-}
+members!(SerializeStruct, SerializeStructVariant);

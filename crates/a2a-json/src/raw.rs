@@ -17,31 +17,16 @@ fn expected_raw_value() -> Error {
     ser::Error::custom("expected RawValue")
 }
 
-macro_rules! not_raw {
-    ($($method:ident($($arg:ty),*) -> $ok:ty),* $(,)?) => {
-        $(fn $method(self, $(_: $arg),*) -> Result<$ok> {
-            Err(expected_raw_value())
-        })*
-    };
-}
-
 impl ser::Serializer for RawEmitter<'_> {
-    type Ok = ();
-    type Error = Error;
-    type SerializeSeq = Impossible<(), Error>;
-    type SerializeTuple = Impossible<(), Error>;
-    type SerializeTupleStruct = Impossible<(), Error>;
-    type SerializeTupleVariant = Impossible<(), Error>;
-    type SerializeMap = Impossible<(), Error>;
-    type SerializeStruct = Impossible<(), Error>;
-    type SerializeStructVariant = Impossible<(), Error>;
+    no_compounds!(expected_raw_value);
 
     fn serialize_str(self, v: &str) -> Result<()> {
         self.out.push_str(v);
         Ok(())
     }
 
-    not_raw!(
+    refuse!(
+        expected_raw_value;
         serialize_bool(bool) -> (),
         serialize_i8(i8) -> (), serialize_i16(i16) -> (), serialize_i32(i32) -> (),
         serialize_i64(i64) -> (), serialize_i128(i128) -> (),
@@ -54,13 +39,6 @@ impl ser::Serializer for RawEmitter<'_> {
         serialize_unit() -> (),
         serialize_unit_struct(&'static str) -> (),
         serialize_unit_variant(&'static str, u32, &'static str) -> (),
-        serialize_seq(Option<usize>) -> Self::SerializeSeq,
-        serialize_tuple(usize) -> Self::SerializeTuple,
-        serialize_tuple_struct(&'static str, usize) -> Self::SerializeTupleStruct,
-        serialize_tuple_variant(&'static str, u32, &'static str, usize) -> Self::SerializeTupleVariant,
-        serialize_map(Option<usize>) -> Self::SerializeMap,
-        serialize_struct(&'static str, usize) -> Self::SerializeStruct,
-        serialize_struct_variant(&'static str, u32, &'static str, usize) -> Self::SerializeStructVariant,
     );
 
     fn serialize_some<T: Serialize + ?Sized>(self, _: &T) -> Result<()> {
@@ -68,16 +46,6 @@ impl ser::Serializer for RawEmitter<'_> {
     }
 
     fn serialize_newtype_struct<T: Serialize + ?Sized>(self, _: &'static str, _: &T) -> Result<()> {
-        Err(expected_raw_value())
-    }
-
-    fn serialize_newtype_variant<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: &T,
-    ) -> Result<()> {
         Err(expected_raw_value())
     }
 }

@@ -17,10 +17,11 @@ const APPENDS_PER_WRITER: usize = 1000;
 /// Each append carries this much text: 16 × 1 000 × 8 KiB is 125 MiB of events.
 const TEXT: usize = 8 * 1024;
 /// The log's bound without readers, well below the 125 MiB that go through it: it measured
-/// 7 to 33 MB, and the writer's own fallback comes at about 34 MB. (It comes into play when
-/// the writer outpaces the checkpointer's passes, as it did once events were encoded
-/// faster: the log then reached 56, 84 and 98 MB in about one run in five, until the
-/// checkpointer left the lock to the writer's turn.)
+/// 9 to 29 MB in twenty runs (debug and release builds), and the writer's own fallback comes
+/// at about 32 MiB of estimated frames, counted high. Before the fallback counted high and
+/// waited for the checkpointer's pass under way, a writer that outpaced the passes let the
+/// log reach 48 to 98 MB in a release build in four runs of ten (in debug builds too, once
+/// events were encoded faster).
 /// With readers, the writer waits for them once the log holds 32 MiB. A reader can outlast
 /// that wait (on a loaded machine, a reader whose rows wait for the busy runtime to take them
 /// holds its snapshot meanwhile), and then the writer waits again 8 MiB later: two waits in

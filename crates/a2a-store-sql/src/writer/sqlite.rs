@@ -133,7 +133,7 @@ impl WriteConn for Conn {
                 }
             }
         }
-        let mut bytes = 0;
+        let (mut bytes, mut rows) = (0, written.len());
         if !written.is_empty() {
             let mut insert = tx.prepare_cached(EVENTS)?;
             for p in &written {
@@ -147,12 +147,13 @@ impl WriteConn for Conn {
                     ];
                     insert.execute(row)?;
                     bytes += event.len();
+                    rows += 1;
                 }
             }
         }
         // Dropped without commit (an error above), the transaction rolls back.
         tx.commit()?;
-        self.checkpoints.committed(bytes);
+        self.checkpoints.committed(bytes, rows);
         let mut marked = Written::none_of(round);
         for p in written {
             marked.mark(p);

@@ -1,6 +1,6 @@
-//! Time to write a task like a blocking send's answer, `serde_json` against `a2a_json`:
-//! `cargo bench -p a2a-json --bench task`. Alternates the two writers and prints the median
-//! nanoseconds per task of each.
+//! Time to write a task like a blocking send's answer, and a long text with line breaks,
+//! `serde_json` against `a2a_json`: `cargo bench -p a2a-json --bench task`. Alternates the
+//! two writers and prints the median nanoseconds of each.
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -45,10 +45,25 @@ fn main() {
         theirs.push(time(|| serde_json::to_string(black_box(&answer)).unwrap()));
         ours.push(time(|| a2a_json::to_string(black_box(&answer)).unwrap()));
     }
+    report("task answer", &answer, theirs, ours);
+
+    // An agent's text: 4 KiB in lines of 80 characters, so escapes all along.
+    let line = format!("{}\n", "word ".repeat(16).trim_end());
+    let text = line.repeat(4096 / line.len());
+    let mut theirs = Vec::new();
+    let mut ours = Vec::new();
+    for _ in 0..ROUNDS {
+        theirs.push(time(|| serde_json::to_string(black_box(&text)).unwrap()));
+        ours.push(time(|| a2a_json::to_string(black_box(&text)).unwrap()));
+    }
+    report("text with line breaks", &text, theirs, ours);
+}
+
+fn report<T: serde::Serialize>(what: &str, value: &T, theirs: Vec<f64>, ours: Vec<f64>) {
     let (theirs, ours) = (median(theirs), median(ours));
     println!(
-        "task answer ({} bytes): serde_json {theirs:.0} ns, a2a_json {ours:.0} ns ({:.3}x)",
-        a2a_json::to_string(&answer).unwrap().len(),
+        "{what} ({} bytes): serde_json {theirs:.0} ns, a2a_json {ours:.0} ns ({:.3}x)",
+        a2a_json::to_string(value).unwrap().len(),
         ours / theirs
     );
 }

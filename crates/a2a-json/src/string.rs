@@ -64,16 +64,28 @@ fn half_at(bytes: &[u8], i: usize) -> u32 {
     u32::from_le_bytes(half)
 }
 
-/// Appends `s` escaped, for a string known to need an escape: byte by byte, copying the
-/// runs between escapes.
+/// Appends `s` escaped, for a string known to need an escape: whole words that need none are
+/// skipped, the bytes of the others looked at one by one, and the runs between escapes
+/// copied. (Long text with a line break every so often stays nearly as fast as text
+/// without.)
 fn write_escaped(out: &mut String, s: &str) {
+    let bytes = s.as_bytes();
     let mut run_start = 0;
-    for (i, &byte) in s.as_bytes().iter().enumerate() {
-        if is_escaped(byte) {
-            // An escaped byte is ASCII, so `run_start..i` lies on character boundaries.
-            out.push_str(&s[run_start..i]);
-            write_escape(out, byte);
-            run_start = i + 1;
+    let mut i = 0;
+    while i < bytes.len() {
+        while i + 8 <= bytes.len() && !needs_escape(word_at(bytes, i)) {
+            i += 8;
+        }
+        let word_end = bytes.len().min(i + 8);
+        while i < word_end {
+            let byte = bytes[i];
+            if is_escaped(byte) {
+                // An escaped byte is ASCII, so `run_start..i` lies on character boundaries.
+                out.push_str(&s[run_start..i]);
+                write_escape(out, byte);
+                run_start = i + 1;
+            }
+            i += 1;
         }
     }
     out.push_str(&s[run_start..]);

@@ -1,5 +1,6 @@
 //! Compact JSON, byte for byte as `serde_json::to_string` writes it, faster: a task like a
-//! blocking send's answer takes 0.64× the time (`cargo bench -p a2a-json --bench task`).
+//! blocking send's answer takes 0.61–0.65× the time, 4 KiB of text with line breaks 0.45×
+//! (`cargo bench -p a2a-json --bench task`).
 //!
 //! `serde_json` looks at every byte of every string it writes. A blocking send writes about
 //! eighty strings (ids, keys, timestamps, text), and their escaping was a fifth of the send's

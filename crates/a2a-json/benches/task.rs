@@ -35,35 +35,26 @@ fn main() {
     }))
     .expect("a task");
     let answer = a2a_types::SendMessageResponse::Task(task);
-    assert_eq!(
-        a2a_json::to_string(&answer).unwrap(),
-        serde_json::to_string(&answer).unwrap()
-    );
-    let mut theirs = Vec::new();
-    let mut ours = Vec::new();
-    for _ in 0..ROUNDS {
-        theirs.push(time(|| serde_json::to_string(black_box(&answer)).unwrap()));
-        ours.push(time(|| a2a_json::to_string(black_box(&answer)).unwrap()));
-    }
-    report("task answer", &answer, theirs, ours);
-
+    compare("task answer", &answer);
     // An agent's text: 4 KiB in lines of 80 characters, so escapes all along.
     let line = format!("{}\n", "word ".repeat(16).trim_end());
-    let text = line.repeat(4096 / line.len());
+    compare("text with line breaks", &line.repeat(4096 / line.len()));
+}
+
+/// Times both writers on `value`, alternating, and prints their medians.
+fn compare<T: serde::Serialize>(what: &str, value: &T) {
+    let json = a2a_json::to_string(value).unwrap();
+    assert_eq!(json, serde_json::to_string(value).unwrap());
     let mut theirs = Vec::new();
     let mut ours = Vec::new();
     for _ in 0..ROUNDS {
-        theirs.push(time(|| serde_json::to_string(black_box(&text)).unwrap()));
-        ours.push(time(|| a2a_json::to_string(black_box(&text)).unwrap()));
+        theirs.push(time(|| serde_json::to_string(black_box(value)).unwrap()));
+        ours.push(time(|| a2a_json::to_string(black_box(value)).unwrap()));
     }
-    report("text with line breaks", &text, theirs, ours);
-}
-
-fn report<T: serde::Serialize>(what: &str, value: &T, theirs: Vec<f64>, ours: Vec<f64>) {
     let (theirs, ours) = (median(theirs), median(ours));
     println!(
         "{what} ({} bytes): serde_json {theirs:.0} ns, a2a_json {ours:.0} ns ({:.3}x)",
-        a2a_json::to_string(value).unwrap().len(),
+        json.len(),
         ours / theirs
     );
 }

@@ -91,8 +91,8 @@ impl ser::Serializer for KeyWriter<'_> {
     }
 
     fn collect_str<T: std::fmt::Display + ?Sized>(self, value: &T) -> Result<()> {
-        string::write_str(self.out, &value.to_string());
-        Ok(())
+        // A string, as the writer collects one.
+        ser::Serializer::collect_str(&mut crate::Writer { out: self.out }, value)
     }
 
     refuse!(

@@ -96,13 +96,28 @@ pub fn write<T: Serialize + ?Sized>(out: &mut String, value: &T) -> Result<()> {
 }
 
 /// The `serde` serializer: appends to a string.
-struct Writer<'o> {
-    out: &'o mut String,
+pub(crate) struct Writer<'o> {
+    pub(crate) out: &'o mut String,
+}
+
+/// `serialize_*` methods for integers, written in decimal.
+macro_rules! integers {
+    ($($method:ident: $ty:ty),* $(,)?) => {
+        $(fn $method(self, v: $ty) -> Result<()> {
+            self.out.push_str(itoa::Buffer::new().format(v));
+            Ok(())
+        })*
+    };
 }
 
 impl Writer<'_> {
-    fn push_integer(&mut self, n: impl itoa::Integer) {
-        self.out.push_str(itoa::Buffer::new().format(n));
+    /// A float as `serde_json` writes it: `null` unless `finite`.
+    fn push_float<F: zmij::Float>(&mut self, v: F, finite: bool) {
+        if finite {
+            self.out.push_str(zmij::Buffer::new().format_finite(v));
+        } else {
+            self.out.push_str("null");
+        }
     }
 
     /// `{"variant":` — the start of an externally tagged variant with content.
@@ -214,71 +229,19 @@ impl<'a, 'o> ser::Serializer for &'a mut Writer<'o> {
         Ok(())
     }
 
-    fn serialize_i8(self, v: i8) -> Result<()> {
-        self.push_integer(v);
-        Ok(())
-    }
-
-    fn serialize_i16(self, v: i16) -> Result<()> {
-        self.push_integer(v);
-        Ok(())
-    }
-
-    fn serialize_i32(self, v: i32) -> Result<()> {
-        self.push_integer(v);
-        Ok(())
-    }
-
-    fn serialize_i64(self, v: i64) -> Result<()> {
-        self.push_integer(v);
-        Ok(())
-    }
-
-    fn serialize_i128(self, v: i128) -> Result<()> {
-        self.push_integer(v);
-        Ok(())
-    }
-
-    fn serialize_u8(self, v: u8) -> Result<()> {
-        self.push_integer(v);
-        Ok(())
-    }
-
-    fn serialize_u16(self, v: u16) -> Result<()> {
-        self.push_integer(v);
-        Ok(())
-    }
-
-    fn serialize_u32(self, v: u32) -> Result<()> {
-        self.push_integer(v);
-        Ok(())
-    }
-
-    fn serialize_u64(self, v: u64) -> Result<()> {
-        self.push_integer(v);
-        Ok(())
-    }
-
-    fn serialize_u128(self, v: u128) -> Result<()> {
-        self.push_integer(v);
-        Ok(())
-    }
+    integers!(
+        serialize_i8: i8, serialize_i16: i16, serialize_i32: i32, serialize_i64: i64,
+        serialize_i128: i128, serialize_u8: u8, serialize_u16: u16, serialize_u32: u32,
+        serialize_u64: u64, serialize_u128: u128,
+    );
 
     fn serialize_f32(self, v: f32) -> Result<()> {
-        if v.is_finite() {
-            self.out.push_str(zmij::Buffer::new().format_finite(v));
-        } else {
-            self.out.push_str("null");
-        }
+        self.push_float(v, v.is_finite());
         Ok(())
     }
 
     fn serialize_f64(self, v: f64) -> Result<()> {
-        if v.is_finite() {
-            self.out.push_str(zmij::Buffer::new().format_finite(v));
-        } else {
-            self.out.push_str("null");
-        }
+        self.push_float(v, v.is_finite());
         Ok(())
     }
 

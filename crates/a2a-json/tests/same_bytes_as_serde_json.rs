@@ -230,6 +230,8 @@ fn map_keys_of_every_kind() {
     struct Wrapped(u32);
     same(&BTreeMap::from([(Wrapped(9), 0)]));
     same(&BTreeMap::from([(Some(3u8), 0)]));
+    // A key written by `collect_str`, escapes included.
+    same(&CollectedKeys(vec![Collected("key\n", "\"quoted\"")]));
     // Float keys: quoted when finite, an error otherwise (on both sides).
     same(&FloatKeys(vec![1.5, -0.0, 1e300]));
     same(&FloatKeys(vec![f64::NAN]));
@@ -239,6 +241,15 @@ fn map_keys_of_every_kind() {
     same(&BTreeMap::from([(None::<u8>, 0)]));
     same(&BTreeMap::from([(vec![1u8], 0)]));
     same(&BTreeMap::from([((1u8, 2u8), 0)]));
+}
+
+/// A map whose keys are written by `collect_str`.
+struct CollectedKeys(Vec<Collected>);
+
+impl Serialize for CollectedKeys {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.0.iter().map(|k| (k, 0u8)))
+    }
 }
 
 /// A map with `f64` keys (no `Ord` for a `BTreeMap`).

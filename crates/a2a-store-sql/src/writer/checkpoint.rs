@@ -233,7 +233,8 @@ impl Checkpointer {
 
     /// A passive checkpoint on the writer's connection `conn`. Once the log has outgrown
     /// [`WRITER_FALLBACK`], a pass of the checkpointer that holds the lock is waited for (up
-    /// to [`RESTART_WAIT`]; SQLite's busy handler does not wait for that lock): the writer
+    /// to [`RESTART_WAIT`], polling: SQLite's busy handler does not wait for that lock, and
+    /// the holder may be a pooled connection's checkpoint, which signals nothing): the writer
     /// adds nothing to the log meanwhile, and that is what bounds the log when the writer
     /// outpaces the passes. Without the wait, one pass of 126 ms let the log grow from 11 000
     /// to 18 000 frames (75 MB) while the writer found the lock taken after every batch.

@@ -419,3 +419,29 @@ fn a2a_types() {
     same(&a2a_types::A2aError::internal("could not \"serialize\"").to_jsonrpc());
     same(&a2a_types::A2aError::internal("x").to_rest_body());
 }
+
+/// A value whose serialization writes JSON itself, with `to_string`, while the outer call
+/// is under way (each thread's buffer is taken, not shared).
+struct Nested(u8);
+
+impl Serialize for Nested {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let inner = a2a_json::to_string(&json!({"depth": self.0, "text": "a\"b"})).unwrap();
+        if self.0 == 0 {
+            s.serialize_str(&inner)
+        } else {
+            (inner, Nested(self.0 - 1)).serialize(s)
+        }
+    }
+}
+
+#[test]
+fn a_value_that_writes_json_while_written() {
+    same(&Nested(3));
+    // Then a short value: nothing of the longer one before is left in the buffer.
+    same(&Nested(0));
+    same(&"x");
+    // A value past the size of the buffer kept, then a small one again.
+    same(&"y".repeat(100_000));
+    same(&[1, 2]);
+}

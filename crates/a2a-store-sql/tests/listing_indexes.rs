@@ -3,6 +3,8 @@
 //! index holds owned tasks only (an agent without authentication pays for no entry of it),
 //! and an authenticated listing (`principal = ?`) still reads it.
 
+mod common;
+
 use std::sync::Arc;
 
 use a2a_runtime::store::{TaskEvent, TaskQuery, TaskStore};
@@ -21,19 +23,9 @@ const LISTINGS: [(&str, &str); 4] = [
 
 fn plan(db: &rusqlite::Connection, filter: &str) -> String {
     let sql = format!(
-        "EXPLAIN QUERY PLAN SELECT id, status_ms FROM a2a_tasks WHERE {filter}
-        ORDER BY status_ms DESC, id DESC LIMIT 10"
+        "SELECT id, status_ms FROM a2a_tasks WHERE {filter} ORDER BY status_ms DESC, id DESC LIMIT 10"
     );
-    let mut stmt = db.prepare(&sql).unwrap();
-    let params = stmt.parameter_count();
-    let args = ["agent", "x", "y"];
-    stmt.query_map(rusqlite::params_from_iter(&args[..params]), |r| {
-        r.get::<_, String>(3)
-    })
-    .unwrap()
-    .collect::<Result<Vec<_>, _>>()
-    .unwrap()
-    .join("; ")
+    common::query_plan(db, &sql, &["agent", "x", "y"])
 }
 
 #[tokio::test]

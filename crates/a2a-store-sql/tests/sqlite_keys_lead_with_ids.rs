@@ -118,18 +118,6 @@ fn path_of(url: &str) -> &str {
     url.trim_start_matches("sqlite:")
 }
 
-fn plan(db: &rusqlite::Connection, sql: &str, params: usize) -> String {
-    let mut stmt = db.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
-    let args = ["agent", "t1", "0"];
-    stmt.query_map(rusqlite::params_from_iter(&args[..params]), |r| {
-        r.get::<_, String>(3)
-    })
-    .unwrap()
-    .collect::<Result<Vec<_>, _>>()
-    .unwrap()
-    .join("; ")
-}
-
 #[tokio::test]
 async fn a_database_of_the_schema_before_keeps_its_tasks_and_reads_the_new_keys() {
     // The tasks as a store of today writes them.
@@ -211,16 +199,17 @@ async fn a_database_of_the_schema_before_keeps_its_tasks_and_reads_the_new_keys(
     assert_eq!(copies, 0, "a copy's table is left");
 
     // The writer's lookup of a task and the reader's of its events use the keys, unsorted.
-    let lookup = plan(
+    let args = ["agent", "t1", "0"];
+    let lookup = common::query_plan(
         &db,
         "SELECT seq FROM a2a_tasks WHERE agent_id = ?1 AND id = ?2",
-        2,
+        &args,
     );
     assert!(lookup.contains("(id=? AND agent_id=?)"), "{lookup}");
-    let log = plan(
+    let log = common::query_plan(
         &db,
         "SELECT seq, state, event FROM a2a_task_events WHERE agent_id = ?1 AND task_id = ?2 AND seq > ?3 ORDER BY seq",
-        3,
+        &args,
     );
     assert!(
         log.contains("(task_id=? AND agent_id=? AND seq>?)") && !log.contains("TEMP B-TREE"),

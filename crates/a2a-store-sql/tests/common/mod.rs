@@ -25,3 +25,16 @@ pub fn status(id: &str, state: TaskState) -> TaskEvent {
 pub fn dyn_store(s: SqlTaskStore) -> Arc<dyn TaskStore> {
     Arc::new(s)
 }
+
+/// SQLite's plan for `sql` with `args` bound (as many as it takes), its steps joined by "; ".
+pub fn query_plan(db: &rusqlite::Connection, sql: &str, args: &[&str]) -> String {
+    let mut stmt = db.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+    let params = stmt.parameter_count();
+    stmt.query_map(rusqlite::params_from_iter(&args[..params]), |r| {
+        r.get::<_, String>(3)
+    })
+    .unwrap()
+    .collect::<Result<Vec<_>, _>>()
+    .unwrap()
+    .join("; ")
+}

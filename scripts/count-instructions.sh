@@ -22,7 +22,9 @@
 # any, without noise.
 #
 # Environment: STORES (memory; also sqlite), REQUESTS (5000), CONCURRENCY (4), KEEP (a
-# directory to keep the profiles in, NAME.cg.1, for `callgrind_annotate`). The servers
+# directory to keep the profiles in, NAME.cg.1, for `callgrind_annotate`), SERVE_ARGS (more
+# `a2a serve` flags, e.g. `--auth-token bench=t`) and BENCH_ARGS (more `a2a bench` flags for
+# those servers, e.g. `--token t`). The servers
 # run with one tokio worker (TOKIO_WORKER_THREADS=1: callgrind runs one thread at a time
 # anyway, and fewer hand-offs make the count repeatable). Installs valgrind if missing
 # (apt-get).
@@ -66,7 +68,7 @@ count() {
   local name=$1 bin=$2 port load=() out up=""
   shift 2
   port=$(free_port)
-  [ "$1" = floor ] && load=(--no-card)
+  if [ "$1" = floor ]; then load=(--no-card); else read -r -a load <<<"${BENCH_ARGS:-}"; fi
   TOKIO_WORKER_THREADS=1 valgrind --tool=callgrind --callgrind-out-file="$work/$name.cg" \
     "$bin" "$@" --port "$port" >"$work/$name.log" 2>&1 &
   vg=$!
@@ -100,12 +102,14 @@ store_arg() {
 
 for s in "${stores[@]}"; do store_arg "$s" check >/dev/null || exit 1; done
 
+read -r -a serve_args <<<"${SERVE_ARGS:-}"
 names=()
 if [ ${#bins[@]} -eq 1 ]; then
   count floor "${bins[0]}" floor; names+=(floor)
   for s in "${stores[@]}"; do
     arg=$(store_arg "$s" "$s")
-    count "$s" "${bins[0]}" serve --agent conformance --store "$arg"; names+=("$s")
+    count "$s" "${bins[0]}" serve --agent conformance --store "$arg" "${serve_args[@]}"
+    names+=("$s")
   done
 else
   s="${stores[0]}"
@@ -113,7 +117,8 @@ else
   for b in "${bins[@]}"; do
     i=$((i + 1))
     arg=$(store_arg "$s" "bin$i")
-    count "bin$i" "$b" serve --agent conformance --store "$arg"; names+=("bin$i")
+    count "bin$i" "$b" serve --agent conformance --store "$arg" "${serve_args[@]}"
+    names+=("bin$i")
   done
   for j in $(seq ${#bins[@]}); do echo "bin$j: ${bins[$((j - 1))]} ($s)"; done
 fi

@@ -89,10 +89,13 @@ pub fn to_string<T: Serialize + ?Sized>(value: &T) -> Result<String> {
         // call then finds the buffer gone and writes its own.
         let mut out = scratch.take();
         out.clear();
-        let json = write(&mut out, value).map(|()| String::from(out.as_str()));
-        if out.capacity() <= MAX_SCRATCH {
-            scratch.set(out);
+        let written = write(&mut out, value);
+        if out.capacity() > MAX_SCRATCH {
+            // Too large to keep: it is the answer itself, not copied once more.
+            return written.map(|()| out);
         }
+        let json = written.map(|()| String::from(out.as_str()));
+        scratch.set(out);
         json
     });
     scratch.unwrap_or_else(|_| {
@@ -102,8 +105,8 @@ pub fn to_string<T: Serialize + ?Sized>(value: &T) -> Result<String> {
     })
 }
 
-/// The largest buffer [`to_string`] keeps for its thread: a larger value is written once
-/// into a buffer of its own, which is dropped after.
+/// The largest buffer [`to_string`] keeps for its thread: a value that outgrows it is
+/// answered in the buffer it grew, and the thread starts a new one.
 const MAX_SCRATCH: usize = 64 * 1024;
 
 thread_local! {

@@ -1,7 +1,6 @@
 //! The JSON-RPC 2.0 binding: v1.0 methods (`SendMessage`, …) and the v0.3 methods
 //! (`message/send`, …) on the same endpoint, dispatched by method name.
 
-use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,12 +14,12 @@ use a2a_types::{
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::value::RawValue;
 
 use super::envelope::{error_body, success_body};
 use super::http_request::{call_context, read_body, unsupported_content_type};
+use super::jsonrpc_request::{optional_params, params, parse_envelope, send_params};
 use super::sse::{Framing, sse_error, sse_response};
 use super::version::{ProtocolVersion, negotiate_version};
 use crate::handler::RequestHandler;
@@ -75,138 +74,6 @@ fn ok<R: Serialize>(id: Option<&RawValue>, result: R) -> Response {
 fn fail(id: Option<&RawValue>, err: &A2aError, version: ProtocolVersion) -> Response {
     // JSON-RPC errors travel in a 200 response, like every JSON-RPC peer expects.
     json_response(StatusCode::OK, error_body(id, err, version))
-}
-
-#[derive(Deserialize)]
-struct Envelope<'a> {
-    #[serde(borrow, default)]
-    jsonrpc: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    id: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    method: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    params: Option<&'a RawValue>,
-    /// Request metadata some v0.3 clients send beside `params` instead of inside it.
-    #[serde(borrow, default)]
-    metadata: Option<&'a RawValue>,
-}
-
-fn first_byte(s: &[u8]) -> Option<u8> {
-    s.iter().copied().find(|b| !b.is_ascii_whitespace())
-}
-
-/// A request that is not a valid JSON-RPC request, with its `id` when that much was readable
-/// (JSON-RPC 2.0 §5: the error answers with the request's id if it could be determined).
-#[derive(Debug)]
-struct EnvelopeError<'a> {
-    id: Option<&'a RawValue>,
-    error: A2aError,
-}
-
-impl From<A2aError> for EnvelopeError<'_> {
-    fn from(error: A2aError) -> Self {
-        Self { id: None, error }
-    }
-}
-
-#[derive(Deserialize)]
-struct IdOnly<'a> {
-    #[serde(borrow, default)]
-    id: Option<&'a RawValue>,
-}
-
-fn is_valid_id(id: &RawValue) -> bool {
-    let raw = id.get();
-    match first_byte(raw.as_bytes()) {
-        // Echoed as sent, so it must be a string a JSON parser takes back: escapes such as a
-        // lone surrogate (`"\ud800"`) are not.
-        Some(b'"') => !raw.contains('\\') || serde_json::from_str::<String>(raw).is_ok(),
-        // Likewise a number a parser can hold (not `1e400`); short integers need no check.
-        Some(b'-' | b'0'..=b'9') => {
-            (raw.len() <= 18 && raw.bytes().all(|b| b.is_ascii_digit()))
-                || serde_json::from_str::<serde_json::Number>(raw).is_ok()
-        }
-        Some(b'n') => true,
-        _ => false,
-    }
-}
-
-fn parse_envelope(body: &[u8]) -> Result<Envelope<'_>, EnvelopeError<'_>> {
-    let parsed: Result<Envelope<'_>, _> = match first_byte(body) {
-        Some(b'{') => serde_json::from_slice(body),
-        _ => {
-            // Valid JSON that is not an object (a batch, a string…) is an invalid request.
-            return Err(
-                match serde_json::from_slice::<serde::de::IgnoredAny>(body) {
-                    Ok(_) => A2aError::InvalidRequest {
-                        detail: "the request must be a JSON object (batches are not supported)"
-                            .into(),
-                    },
-                    Err(e) => A2aError::Parse {
-                        detail: e.to_string(),
-                    },
-                }
-                .into(),
-            );
-        }
-    };
-    let env = parsed.map_err(|e| {
-        match serde_json::from_slice::<serde::de::IgnoredAny>(body) {
-            Err(syntax) => A2aError::Parse {
-                detail: syntax.to_string(),
-            }
-            .into(),
-            Ok(_) => EnvelopeError {
-                // Valid JSON with a member of the wrong type: answer with the id if it is one.
-                id: serde_json::from_slice::<IdOnly<'_>>(body)
-                    .ok()
-                    .and_then(|i| i.id)
-                    .filter(|id| is_valid_id(id)),
-                error: A2aError::InvalidRequest {
-                    detail: e.to_string(),
-                },
-            },
-        }
-    })?;
-    if let Some(id) = env.id
-        && !is_valid_id(id)
-    {
-        return Err(A2aError::InvalidRequest {
-            detail: "\"id\" must be a string, a number or null".into(),
-        }
-        .into());
-    }
-    // From here on the id is known, so the error carries it.
-    let invalid = |detail: &str| EnvelopeError {
-        id: env.id,
-        error: A2aError::InvalidRequest {
-            detail: detail.into(),
-        },
-    };
-    if env.jsonrpc.as_deref() != Some("2.0") {
-        return Err(invalid("\"jsonrpc\" must be \"2.0\""));
-    }
-    if env.method.as_deref().is_none_or(str::is_empty) {
-        return Err(invalid("\"method\" is required"));
-    }
-    Ok(env)
-}
-
-fn params<T: DeserializeOwned>(raw: Option<&RawValue>) -> Result<T, A2aError> {
-    let raw = raw.ok_or_else(|| A2aError::invalid_field("params", "is required"))?;
-    if first_byte(raw.get().as_bytes()) != Some(b'{') {
-        return Err(A2aError::invalid_field("params", "must be an object"));
-    }
-    serde_json::from_str(raw.get()).map_err(|e| A2aError::invalid_params(e.to_string()))
-}
-
-fn optional_params<T: DeserializeOwned + Default>(raw: Option<&RawValue>) -> Result<T, A2aError> {
-    match raw {
-        None => Ok(T::default()),
-        Some(r) if r.get() == "null" => Ok(T::default()),
-        r => params(r),
-    }
 }
 
 /// The axum handler of a JSON-RPC endpoint.
@@ -265,7 +132,7 @@ pub async fn handle(State(ep): State<Arc<JsonRpcEndpoint>>, request: Request) ->
         &ep,
         id,
         method,
-        env.params,
+        (env.params, env.send),
         call_context(
             a2a_runtime::Binding::JsonRpc,
             ProtocolVersion::V1,
@@ -280,20 +147,20 @@ async fn dispatch_v1(
     ep: &JsonRpcEndpoint,
     id: Option<&RawValue>,
     method: &str,
-    raw: Option<&RawValue>,
+    (raw, send): (Option<&RawValue>, Option<SendMessageRequest>),
     call: Arc<CallContext>,
 ) -> Response {
     let h = &*ep.handler;
     let result: Result<Response, A2aError> = async {
         Ok(match method {
             method::SEND_MESSAGE => {
-                let req: SendMessageRequest = params(raw)?;
+                let req = send_params(send, raw)?;
                 // Boxed: the send future is several KB; keeping it out of this one keeps the
                 // per-request future that hyper and tower move around small.
                 ok(id, Box::pin(h.send_message_answer(req, call)).await?)
             }
             method::SEND_STREAMING_MESSAGE => {
-                let req: SendMessageRequest = params(raw)?;
+                let req = send_params(send, raw)?;
                 let events = Box::pin(h.send_streaming_message(req, call)).await?;
                 sse_response(
                     events,
@@ -506,59 +373,4 @@ async fn dispatch_v03(
     }
     .await;
     result.unwrap_or_else(|e| fail(id, &e, ProtocolVersion::V03))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use a2a_types::ErrorCode;
-
-    fn error_of(body: &[u8]) -> (Option<String>, A2aError) {
-        let e = parse_envelope(body).err().expect("an invalid envelope");
-        (e.id.map(|i| i.get().to_owned()), e.error)
-    }
-
-    #[test]
-    fn envelope_errors() {
-        let cases: &[(&[u8], Option<&str>, ErrorCode)] = &[
-            (b"{not json", None, ErrorCode::PARSE_ERROR),
-            (b"[1,2]", None, ErrorCode::INVALID_REQUEST),
-            (b"\"x\"", None, ErrorCode::INVALID_REQUEST),
-            (
-                br#"{"jsonrpc":"1.0","id":1,"method":"GetTask"}"#,
-                Some("1"),
-                ErrorCode::INVALID_REQUEST,
-            ),
-            (
-                br#"{"jsonrpc":"2.0","id":{},"method":"GetTask"}"#,
-                None,
-                ErrorCode::INVALID_REQUEST,
-            ),
-            (
-                br#"{"jsonrpc":"2.0","id":"a","method":5}"#,
-                Some("\"a\""),
-                ErrorCode::INVALID_REQUEST,
-            ),
-            (
-                br#"{"jsonrpc":"2.0","id":7}"#,
-                Some("7"),
-                ErrorCode::INVALID_REQUEST,
-            ),
-            (
-                br#"{"jsonrpc":2,"id":[1],"method":"GetTask"}"#,
-                None,
-                ErrorCode::INVALID_REQUEST,
-            ),
-        ];
-        for (body, id, code) in cases {
-            let (got_id, err) = error_of(body);
-            assert_eq!(got_id.as_deref(), *id, "{}", String::from_utf8_lossy(body));
-            assert_eq!(err.code(), *code, "{}", String::from_utf8_lossy(body));
-        }
-        let env =
-            parse_envelope(br#"{"jsonrpc":"2.0","id":"a","method":"GetTask","params":{"id":"x"}}"#)
-                .unwrap();
-        assert_eq!(env.id.unwrap().get(), "\"a\"");
-        assert_eq!(env.method.as_deref(), Some("GetTask"));
-    }
 }

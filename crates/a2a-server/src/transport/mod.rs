@@ -8,6 +8,7 @@ pub mod grpc;
 mod grpc_unary;
 mod http_request;
 pub mod jsonrpc;
+mod jsonrpc_request;
 pub mod rest;
 mod sse;
 mod version;

@@ -147,7 +147,7 @@ async fn dispatch_v1(
     ep: &JsonRpcEndpoint,
     id: Option<&RawValue>,
     method: &str,
-    (raw, send): (Option<&RawValue>, Option<SendMessageRequest>),
+    (raw, send): (Option<&RawValue>, Option<Box<SendMessageRequest>>),
     call: Arc<CallContext>,
 ) -> Response {
     let h = &*ep.handler;

@@ -28,8 +28,9 @@ pub(super) struct Envelope<'a> {
     pub(super) params: Option<&'a RawValue>,
     /// Request metadata some v0.3 clients send beside `params` instead of inside it.
     pub(super) metadata: Option<&'a RawValue>,
-    /// The `params` of a v1.0 send, when they were read with the envelope.
-    pub(super) send: Option<SendMessageRequest>,
+    /// The `params` of a v1.0 send, when they were read with the envelope. Boxed: the
+    /// envelope is moved a few times before the send takes them.
+    pub(super) send: Option<Box<SendMessageRequest>>,
 }
 
 /// The envelope's members as `serde` reads them: the definition of a well-formed envelope,
@@ -120,10 +121,11 @@ fn parse_envelope_in(body: &[u8], one_pass: bool) -> Result<Envelope<'_>, Envelo
         }
         .into());
     }
-    let one = if one_pass {
-        serde_json::from_slice::<OnePass<'_>>(body).ok()
-    } else {
-        None
+    // Read from text: `serde_json` checks a slice's strings for UTF-8 one by one, which costs
+    // more than one check of the whole body (a failed check leaves the body to two passes).
+    let one = match std::str::from_utf8(body) {
+        Ok(text) if one_pass => serde_json::from_str::<OnePass<'_>>(text).ok(),
+        _ => None,
     };
     let env = match one {
         Some(OnePass(env)) => env,
@@ -198,11 +200,11 @@ pub(super) fn optional_params<T: DeserializeOwned + Default>(
 
 /// A v1.0 send's `params`: those read with the envelope, else the raw ones read now.
 pub(super) fn send_params(
-    env_send: Option<SendMessageRequest>,
+    env_send: Option<Box<SendMessageRequest>>,
     raw: Option<&RawValue>,
 ) -> Result<SendMessageRequest, A2aError> {
     match env_send {
-        Some(req) => Ok(req),
+        Some(req) => Ok(*req),
         None => params(raw),
     }
 }
@@ -249,7 +251,7 @@ impl<'de> Visitor<'de> for OnePassVisitor {
                         Some(method::SEND_MESSAGE | method::SEND_STREAMING_MESSAGE)
                     ) =>
                 {
-                    env.send = Some(map.next_value_seed(AnObject(PhantomData))?);
+                    env.send = Some(Box::new(map.next_value_seed(AnObject(PhantomData))?));
                 }
                 Member::Params => env.params = map.next_value()?,
                 Member::Metadata => env.metadata = map.next_value()?,

@@ -246,10 +246,12 @@ impl RequestHandler {
     /// A combinator rather than an `async fn`, so that `operation` is held once: an `async
     /// fn` keeps its argument and the future it awaits side by side, and each operation's
     /// future (several KB for a send) is copied whenever the request's future is boxed.
-    fn observed<'a, T, F>(
+    ///
+    /// `call` is borrowed, or owned (an `Arc`) when the returned future must not borrow it.
+    fn observed<'a, T, F, C>(
         &'a self,
         method: &'static str,
-        call: &'a CallContext,
+        call: C,
         task_id: Option<&'a str>,
         ids: for<'b> fn(&'b T) -> (Option<&'b str>, Option<&'b str>),
         operation: F,
@@ -257,10 +259,11 @@ impl RequestHandler {
     where
         F: Future<Output = Result<T, A2aError>> + 'a,
         T: 'a,
+        C: std::ops::Deref<Target = CallContext> + 'a,
     {
         let started = Instant::now();
         let in_flight = crate::metrics::global().request_started();
-        let span = telemetry::request_span(&self.card.name, method, call, task_id);
+        let span = telemetry::request_span(&self.card.name, method, &call, task_id);
         span.run(operation).map(move |result| {
             let _in_flight = in_flight;
             let elapsed = started.elapsed();
@@ -281,7 +284,7 @@ impl RequestHandler {
             };
             self.request_metrics
                 .record(call.binding, method, outcome, elapsed);
-            self.log_request(method, call, task_id, &result);
+            self.log_request(method, &call, task_id, &result);
             result
         })
     }
@@ -481,20 +484,21 @@ impl RequestHandler {
 
     /// [`send_message`](Self::send_message), answering with a task the transport can serialize
     /// without copying it.
-    pub async fn send_message_answer(
+    ///
+    /// Not an `async fn`: one would hold the observed send as its own state, built there on
+    /// its first poll and moved in, a few KB copied more than once per request.
+    pub fn send_message_answer(
         &self,
         req: SendMessageRequest,
         call: Arc<CallContext>,
-    ) -> Result<SendAnswer, A2aError> {
-        let observed_call = call.clone();
+    ) -> impl Future<Output = Result<SendAnswer, A2aError>> + '_ {
         self.observed(
             "SendMessage",
-            &observed_call,
+            call.clone(),
             None,
             send_answer_ids,
             self.send_message_inner(req, call),
         )
-        .await
     }
 
     async fn send_message_inner(
@@ -559,7 +563,7 @@ impl RequestHandler {
         let observed_call = call.clone();
         self.observed(
             "SendStreamingMessage",
-            &observed_call,
+            &*observed_call,
             None,
             stream_ids,
             self.send_streaming_inner(req, call),
@@ -698,7 +702,7 @@ impl RequestHandler {
                 )
                 .await
         };
-        self.observed("CancelTask", &call, Some(&id), task_ids, operation)
+        self.observed("CancelTask", &*call, Some(&id), task_ids, operation)
             .await
     }
 

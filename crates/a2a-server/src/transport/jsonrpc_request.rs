@@ -355,7 +355,7 @@ mod tests {
     use a2a_types::ErrorCode;
 
     fn error_of(body: &[u8]) -> (Option<String>, A2aError) {
-        let e = parse_envelope(body).err().expect("an invalid envelope");
+        let e = parse_envelope(body).expect_err("an invalid envelope");
         (e.id.map(|i| i.get().to_owned()), e.error)
     }
 

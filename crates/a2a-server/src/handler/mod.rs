@@ -486,7 +486,8 @@ impl RequestHandler {
     /// without copying it.
     ///
     /// Not an `async fn`: one would hold the observed send as its own state, built there on
-    /// its first poll and moved in, a few KB copied more than once per request.
+    /// its first poll and moved in. The send itself (about 3 KB of future) is boxed where it
+    /// is made, so that the wrappers around it, and the callers, move a pointer.
     pub fn send_message_answer(
         &self,
         req: SendMessageRequest,
@@ -497,7 +498,7 @@ impl RequestHandler {
             call.clone(),
             None,
             send_answer_ids,
-            self.send_message_inner(req, call),
+            Box::pin(self.send_message_inner(req, call)),
         )
     }
 

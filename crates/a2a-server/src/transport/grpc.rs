@@ -169,7 +169,8 @@ impl a2a_grpc::A2aService for GrpcEndpoint {
         let handler = self.handler(&req.tenant)?;
         let call = admit(handler, metadata, &extensions, &req.tenant).await?;
         let req = req.try_into().map_err(|e| to_status(&e))?;
-        let answer = Box::pin(handler.send_message_answer(req, call))
+        let answer = handler
+            .send_message_answer(req, call)
             .await
             .map_err(|e| to_status(&e))?;
         Ok(Response::new(answer.into_response().into()))

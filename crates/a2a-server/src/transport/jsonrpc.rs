@@ -155,9 +155,8 @@ async fn dispatch_v1(
         Ok(match method {
             method::SEND_MESSAGE => {
                 let req = send_params(send, raw)?;
-                // Boxed: the send future is several KB; keeping it out of this one keeps the
-                // per-request future that hyper and tower move around small.
-                ok(id, Box::pin(h.send_message_answer(req, call)).await?)
+                // The send's future is boxed inside (several KB), so this one stays small.
+                ok(id, h.send_message_answer(req, call).await?)
             }
             method::SEND_STREAMING_MESSAGE => {
                 let req = send_params(send, raw)?;

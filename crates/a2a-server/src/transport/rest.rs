@@ -180,7 +180,7 @@ async fn send(State(ep): State<Arc<RestEndpoint>>, request: Request) -> Response
         Ok(x) => x,
         Err(resp) => return resp,
     };
-    match Box::pin(ep.handler.send_message_answer(req, call)).await {
+    match ep.handler.send_message_answer(req, call).await {
         Ok(answer) => ok(&answer),
         Err(e) => fail(&e),
     }

@@ -561,10 +561,9 @@ impl RequestHandler {
         req: SendMessageRequest,
         call: Arc<CallContext>,
     ) -> Result<TaskEventStream, A2aError> {
-        let observed_call = call.clone();
         self.observed(
             "SendStreamingMessage",
-            &*observed_call,
+            call.clone(),
             None,
             stream_ids,
             self.send_streaming_inner(req, call),

@@ -254,7 +254,8 @@ async fn dispatch_v03(
         Ok(match method {
             m::MESSAGE_SEND => {
                 let req = v03_send_request(raw, top_metadata)?;
-                let resp = Box::pin(h.send_message(req, call)).await?;
+                // Not boxed here: the send's future is boxed inside.
+                let resp = h.send_message(req, call).await?;
                 ok(id, v03::SendMessageResult::from(&resp))
             }
             m::MESSAGE_STREAM => {

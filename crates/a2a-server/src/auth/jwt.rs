@@ -11,6 +11,9 @@
 //! remembered token is accepted again without its signature checked while its `exp` (and
 //! `nbf`) still hold and the key set it was verified with is still the current, fresh one. A
 //! refetched key set (rotation, or every 10 minutes) makes every token verified again.
+//! Each thread also keeps the last few tokens it accepted (see `recent`), asked first and
+//! checked the same way, so that a client's next request touches no lock, reference count
+//! or recency list that other threads write.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -23,8 +26,10 @@ use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use std::hash::BuildHasher;
 use std::num::NonZeroUsize;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, RwLock};
 
+use super::recent::{self, Stamp};
 use super::{Authenticator, Principal, bearer_token, requirement};
 
 /// How JWTs are checked.
@@ -63,6 +68,8 @@ struct Keys {
     /// The only key when the set has one without an id.
     anonymous: Option<Key>,
     fetched: Option<Instant>,
+    /// Which fetch this is: 1 for the first, 0 before any.
+    generation: u64,
 }
 
 /// What the keys at hand say about a key id.
@@ -88,6 +95,10 @@ pub struct JwtAuthenticator {
     http: reqwest::Client,
     /// Replaced whole after a fetch; readers clone the `Arc` and never wait for a fetch.
     keys: RwLock<Arc<Keys>>,
+    /// The generation of `keys`, read without their lock by each thread's [`recent`] tokens.
+    generation: AtomicU64,
+    /// Who verified a token, for each thread's [`recent`] ones.
+    owner: recent::Owner,
     /// Held while fetching, so that one request fetches and the others wait for it.
     fetching: tokio::sync::Mutex<Option<Attempt>>,
     /// Tokens verified lately, by the token itself, in independently locked shards.
@@ -159,6 +170,8 @@ impl JwtAuthenticator {
                 .build()
                 .unwrap_or_default(),
             keys: RwLock::new(Arc::new(Keys::default())),
+            generation: AtomicU64::new(0),
+            owner: recent::Owner::fresh(),
             fetching: tokio::sync::Mutex::new(None),
             verified: (0..VERIFIED_SHARDS)
                 .map(|_| {
@@ -187,20 +200,37 @@ impl JwtAuthenticator {
     /// The principal of `token` if it was verified with the current, fresh key set and its
     /// time claims still hold (with the leeway); a token that no longer holds is forgotten.
     fn remembered(&self, token: &[u8]) -> Option<Principal> {
-        let keys = self.keys();
-        if keys.fetched.is_none_or(|t| t.elapsed() >= REFRESH_EVERY) {
-            return None;
-        }
         // The library's own clock and comparisons, so a remembered token is refused exactly
         // when a fresh verification would refuse it.
         let now = jsonwebtoken::get_current_timestamp();
         let leeway = self.settings.leeway.as_secs();
+        let claims_hold = |exp: u64, nbf: Option<u64>| {
+            exp >= now.saturating_sub(leeway) && nbf.is_none_or(|nbf| nbf <= now + leeway)
+        };
+        // This thread's first: it touches no line that other threads write.
+        let recalled = recent::recall(self.owner, token, |s| {
+            s.generation == self.generation.load(Ordering::Acquire)
+                && s.fresh_until.is_some_and(|t| Instant::now() < t)
+                && claims_hold(s.exp, s.nbf)
+        });
+        if recalled.is_some() {
+            return recalled;
+        }
+        let keys = self.keys();
+        let fresh_until = keys.fetched.map(|t| t + REFRESH_EVERY);
+        if fresh_until.is_none_or(|t| Instant::now() >= t) {
+            return None;
+        }
         let mut shard = self.verified_shard(token);
         let v = shard.get(token)?;
-        let holds = Arc::ptr_eq(&v.keys, &keys)
-            && v.exp >= now.saturating_sub(leeway)
-            && v.nbf.is_none_or(|nbf| nbf <= now + leeway);
-        if holds {
+        if Arc::ptr_eq(&v.keys, &keys) && claims_hold(v.exp, v.nbf) {
+            let stamp = Stamp {
+                generation: keys.generation,
+                fresh_until,
+                exp: v.exp,
+                nbf: v.nbf,
+            };
+            recent::remember(self.owner, token, &v.principal, stamp);
             return Some(v.principal.clone());
         }
         shard.pop(token);
@@ -256,11 +286,16 @@ impl JwtAuthenticator {
             at: Instant::now(),
             ok: fetched.is_ok(),
         });
-        let fresh = fetched?;
+        let mut fresh = fetched?;
+        // Fetches take turns (`fetching` is held), so no other writes the generation.
+        fresh.generation = self.generation.load(Ordering::Relaxed) + 1;
+        let generation = fresh.generation;
         *self
             .keys
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(fresh);
+        // Tokens each thread remembers from the set replaced are verified again.
+        self.generation.store(generation, Ordering::Release);
         match self.lookup(kid) {
             Lookup::Found(key, keys) => Ok((key, keys)),
             _ => Err(unknown()),
@@ -453,5 +488,91 @@ impl Authenticator for JwtAuthenticator {
     fn legacy_principal(&self, name: &str) -> Option<Principal> {
         let issuer = self.settings.issuer.as_deref()?;
         Some(Principal::new(&source(Some(issuer)), name))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `auth` holding a fresh key set (with no key in it) as its `generation`th fetch.
+    fn install_keys(auth: &JwtAuthenticator, generation: u64) -> Arc<Keys> {
+        let keys = Arc::new(Keys {
+            fetched: Some(Instant::now()),
+            generation,
+            ..Keys::default()
+        });
+        *auth.keys.write().unwrap() = keys.clone();
+        auth.generation.store(generation, Ordering::Release);
+        keys
+    }
+
+    /// `token` as verified with `keys`, for `sub`, until `exp`.
+    fn verified(auth: &JwtAuthenticator, token: &[u8], keys: &Arc<Keys>, sub: &str, exp: u64) {
+        let verified = Verified {
+            principal: Principal::new(&source(None), sub),
+            exp,
+            nbf: None,
+            keys: keys.clone(),
+        };
+        auth.verified_shard(token).put(token.into(), verified);
+    }
+
+    #[test]
+    fn a_remembered_token_is_verified_again_once_the_keys_are_replaced() {
+        let auth = JwtAuthenticator::new(JwtSettings::new("http://127.0.0.1:9/jwks"));
+        let exp = jsonwebtoken::get_current_timestamp() + 300;
+        let first = install_keys(&auth, 1);
+        verified(&auth, b"token-a", &first, "dave", exp);
+
+        // From the shared cache, then from this thread's.
+        for _ in 0..3 {
+            let principal = auth.remembered(b"token-a").expect("remembered");
+            assert_eq!(principal.id(), "jwt::dave");
+        }
+        // Another thread has its own, and finds the shared cache's.
+        std::thread::scope(|s| {
+            s.spawn(|| assert!(auth.remembered(b"token-a").is_some()));
+        });
+
+        // Keys fetched again (rotation, or the 10 minutes): neither cache vouches for it.
+        install_keys(&auth, 2);
+        assert_eq!(auth.remembered(b"token-a"), None);
+        std::thread::scope(|s| {
+            s.spawn(|| assert_eq!(auth.remembered(b"token-a"), None));
+        });
+    }
+
+    #[test]
+    fn a_remembered_token_is_refused_once_it_expires_on_every_thread() {
+        let mut settings = JwtSettings::new("http://127.0.0.1:9/jwks");
+        settings.leeway = Duration::ZERO;
+        let auth = JwtAuthenticator::new(settings);
+        let keys = install_keys(&auth, 1);
+        let now = jsonwebtoken::get_current_timestamp();
+        verified(&auth, b"token-b", &keys, "erin", now + 300);
+        assert!(auth.remembered(b"token-b").is_some());
+        assert!(auth.remembered(b"token-b").is_some());
+
+        // Verified again, now expired (as a remembered token's `exp` passing looks).
+        verified(&auth, b"token-c", &keys, "erin", now - 1);
+        assert_eq!(auth.remembered(b"token-c"), None);
+        // This thread's copy of a token checks its `exp` like the shared one.
+        let stamp = Stamp {
+            generation: 1,
+            fresh_until: keys.fetched.map(|t| t + REFRESH_EVERY),
+            exp: now - 1,
+            nbf: None,
+        };
+        recent::remember(auth.owner, b"token-d", &Principal::new("jwt:", "x"), stamp);
+        assert_eq!(auth.remembered(b"token-d"), None);
+        // A key set that is not the current one fails it too.
+        let stamp = Stamp {
+            generation: 7,
+            exp: now + 300,
+            ..stamp
+        };
+        recent::remember(auth.owner, b"token-e", &Principal::new("jwt:", "x"), stamp);
+        assert_eq!(auth.remembered(b"token-e"), None);
     }
 }

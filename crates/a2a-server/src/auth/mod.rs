@@ -19,6 +19,7 @@ use sha2::{Digest, Sha256};
 
 mod gate;
 pub mod jwt;
+mod recent;
 
 pub(crate) use gate::{Gate, GateLayer};
 
@@ -90,11 +91,27 @@ fn digest(secret: &[u8]) -> [u8; 32] {
 type DigestMap = HashMap<[u8; 32], Principal, foldhash::fast::RandomState>;
 
 /// Bearer tokens and API keys from configuration, each naming its principal.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct StaticCredentials {
     tokens: DigestMap,
     api_keys: DigestMap,
     api_key_header: Option<HeaderName>,
+    /// Who accepted a token or a key, for each thread's [`recent`] credentials: new
+    /// whenever a credential is added, so that a clone made before accepts no more.
+    tokens_owner: recent::Owner,
+    api_keys_owner: recent::Owner,
+}
+
+impl Default for StaticCredentials {
+    fn default() -> Self {
+        Self {
+            tokens: DigestMap::default(),
+            api_keys: DigestMap::default(),
+            api_key_header: None,
+            tokens_owner: recent::Owner::fresh(),
+            api_keys_owner: recent::Owner::fresh(),
+        }
+    }
 }
 
 impl std::fmt::Debug for StaticCredentials {
@@ -121,6 +138,7 @@ impl StaticCredentials {
             digest(token.as_bytes()),
             Principal::new(TOKEN_SOURCE, principal),
         );
+        self.tokens_owner = recent::Owner::fresh();
         self
     }
 
@@ -130,6 +148,7 @@ impl StaticCredentials {
             digest(key.as_bytes()),
             Principal::new(API_KEY_SOURCE, principal),
         );
+        self.api_keys_owner = recent::Owner::fresh();
         self.api_key_header = Some(HeaderName::from_static(API_KEY_HEADER));
         self
     }
@@ -218,7 +237,7 @@ impl StaticCredentials {
     /// The principal of the credentials in `headers`: nothing to wait for.
     fn check(&self, headers: &HeaderMap) -> Result<Principal, A2aError> {
         if let Some(token) = bearer_token(headers) {
-            return self.tokens.get(&digest(token)).cloned().ok_or_else(|| {
+            return Self::find(&self.tokens, self.tokens_owner, token).ok_or_else(|| {
                 A2aError::Unauthenticated {
                     detail: "the bearer token is not valid".into(),
                 }
@@ -227,17 +246,26 @@ impl StaticCredentials {
         if let Some(header) = &self.api_key_header
             && let Some(key) = headers.get(header).and_then(ascii_bytes)
         {
-            return self
-                .api_keys
-                .get(&digest(key.trim_ascii()))
-                .cloned()
-                .ok_or_else(|| A2aError::Unauthenticated {
+            return Self::find(&self.api_keys, self.api_keys_owner, key.trim_ascii()).ok_or_else(
+                || A2aError::Unauthenticated {
                     detail: "the API key is not valid".into(),
-                });
+                },
+            );
         }
         Err(A2aError::Unauthenticated {
             detail: "this agent requires credentials (see securitySchemes in its card)".into(),
         })
+    }
+
+    /// The principal of `credential` in `map`: this thread's if it accepted it lately,
+    /// else by its digest (then kept for the thread's next request).
+    fn find(map: &DigestMap, owner: recent::Owner, credential: &[u8]) -> Option<Principal> {
+        if let Some(principal) = recent::recall(owner, credential, |_| true) {
+            return Some(principal);
+        }
+        let principal = map.get(&digest(credential))?;
+        recent::remember(owner, credential, principal, recent::Stamp::FOREVER);
+        Some(principal.clone())
     }
 }
 

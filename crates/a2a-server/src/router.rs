@@ -150,15 +150,14 @@ pub fn agent_rpc_routes(
     }
     if opts.bindings.http_json {
         let rest = Arc::new(RestEndpoint::new(handler, opts.jsonrpc));
-        router = router.merge(rest_routes(rest, path));
-    }
-    if let Some(auth) = auth {
-        // Credentials are checked before a body is read; cards stay public.
-        let gate = Arc::new(crate::auth::Gate {
-            auth,
-            rpc_path: path.to_owned(),
-        });
-        router = router.layer(crate::auth::GateLayer(gate));
+        let mut routes = rest_routes(rest, path);
+        if let Some(auth) = auth {
+            // Credentials are checked before a body is read; cards stay public. (The
+            // JSON-RPC endpoint checks them itself.)
+            let gate = Arc::new(crate::auth::Gate { auth });
+            routes = routes.layer(crate::auth::GateLayer(gate));
+        }
+        router = router.merge(routes);
     }
     (router, card)
 }

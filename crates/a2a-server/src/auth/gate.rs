@@ -1,5 +1,6 @@
-//! The layer that authenticates each request to an agent's JSON-RPC and HTTP+JSON routes
-//! before its body is read; the principal goes into the request's extensions.
+//! The layer that authenticates each request to an agent's HTTP+JSON routes before its
+//! body is read; the principal goes into the request's extensions. (The JSON-RPC endpoint
+//! authenticates in its handler, [`super::admit`]: one route, with no layer around it.)
 //!
 //! A request whose answer the authenticator knows at once (configured tokens and keys, a JWT
 //! verified before: [`Authenticator::authenticate_now`]) goes to the route in the same call,
@@ -15,23 +16,18 @@ use axum::extract::Request;
 use axum::response::Response;
 use futures::future::{BoxFuture, Either};
 
-use super::{Authenticator, unauthorized};
+use super::{Authenticator, refuse};
 
-/// What the layer needs: the authenticator and the path of the agent's JSON-RPC endpoint
-/// (whose refusals are JSON-RPC errors).
+/// What the layer needs: the authenticator.
 #[derive(Debug, Clone)]
 pub(crate) struct Gate {
     pub(crate) auth: Arc<dyn Authenticator>,
-    pub(crate) rpc_path: String,
 }
 
 impl Gate {
-    /// The 401 answer to `request`, in its binding's shape.
-    fn refuse(&self, request: &Request, e: &A2aError) -> Response {
-        crate::metrics::global().connection_refused("unauthenticated");
-        let path = request.uri().path().trim_end_matches('/');
-        let jsonrpc = path == self.rpc_path.trim_end_matches('/');
-        unauthorized(&*self.auth, e, jsonrpc)
+    /// The 401 answer, in the HTTP+JSON binding's shape.
+    fn refuse(&self, e: &A2aError) -> Response {
+        refuse(&*self.auth, e, false)
     }
 }
 
@@ -77,7 +73,7 @@ where
                 Either::Left(self.inner.call(request))
             }
             Some(Err(e)) => {
-                let refusal = self.gate.refuse(&request, &e);
+                let refusal = self.gate.refuse(&e);
                 Either::Right(Box::pin(std::future::ready(Ok(refusal))))
             }
             None => {
@@ -91,7 +87,7 @@ where
                             request.extensions_mut().insert(principal);
                             inner.call(request).await
                         }
-                        Err(e) => Ok(gate.refuse(&request, &e)),
+                        Err(e) => Ok(gate.refuse(&e)),
                     }
                 }))
             }

@@ -331,6 +331,31 @@ impl Authenticator for AnyOf {
     }
 }
 
+/// The principal of a request with `headers`, or the answer refusing it (see
+/// [`unauthorized`]). [`Authenticator::authenticate_now`] is asked first, so a request it
+/// decides awaits nothing.
+pub(crate) async fn admit(
+    auth: &dyn Authenticator,
+    headers: &HeaderMap,
+    jsonrpc: bool,
+) -> Result<Principal, axum::response::Response> {
+    let decided = match auth.authenticate_now(headers) {
+        Some(decided) => decided,
+        None => auth.authenticate(headers).await,
+    };
+    decided.map_err(|e| refuse(auth, &e, jsonrpc))
+}
+
+/// The answer to a request that failed authentication, counted.
+pub(crate) fn refuse(
+    auth: &dyn Authenticator,
+    err: &A2aError,
+    jsonrpc: bool,
+) -> axum::response::Response {
+    crate::metrics::global().connection_refused("unauthenticated");
+    unauthorized(auth, err, jsonrpc)
+}
+
 /// The answer to a request that failed authentication: 401 with the challenges, and a body
 /// in the shape the binding expects (a JSON-RPC error at the JSON-RPC endpoint, else a
 /// `google.rpc.Status`).

@@ -5,18 +5,53 @@ use std::sync::Arc;
 
 use a2a_types::{A2aError, ProtocolVersion};
 use axum::body::{Body, Bytes};
-use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use bytes::BytesMut;
 
 use a2a_runtime::{Binding, CallContext};
 
-static LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
 static EXTENSIONS: HeaderName = HeaderName::from_static("a2a-extensions");
 static EXTENSIONS_V03: HeaderName = HeaderName::from_static("x-a2a-extensions");
 
-pub(crate) fn last_event_id(headers: &HeaderMap) -> Option<u64> {
-    headers
-        .get(&LAST_EVENT_ID)
+/// The request headers the bindings read, found in one walk over the request's headers:
+/// each is the first value of its name, what `HeaderMap::get` answers. A lookup by name
+/// hashes the name, byte by byte for names outside the standard set (`A2A-Version`,
+/// `Last-Event-ID`): the six lookups of a JSON-RPC request cost about 700 instructions.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Known<'a> {
+    pub(crate) content_type: Option<&'a HeaderValue>,
+    pub(crate) content_length: Option<&'a HeaderValue>,
+    /// `A2A-Version`.
+    pub(crate) version: Option<&'a HeaderValue>,
+    pub(crate) last_event_id: Option<&'a HeaderValue>,
+    /// Whether any `A2A-Extensions` or `X-A2A-Extensions` header is present.
+    pub(crate) extensions: bool,
+}
+
+impl<'a> Known<'a> {
+    pub(crate) fn of(headers: &'a HeaderMap) -> Self {
+        let mut known = Self::default();
+        for (name, value) in headers {
+            // Names are lowercase (`HeaderName` says so).
+            let slot = match name.as_str() {
+                "content-type" => &mut known.content_type,
+                "content-length" => &mut known.content_length,
+                "a2a-version" => &mut known.version,
+                "last-event-id" => &mut known.last_event_id,
+                "a2a-extensions" | "x-a2a-extensions" => {
+                    known.extensions = true;
+                    continue;
+                }
+                _ => continue,
+            };
+            slot.get_or_insert(value);
+        }
+        known
+    }
+}
+
+fn last_event_id(value: Option<&HeaderValue>) -> Option<u64> {
+    value
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse().ok())
 }
@@ -53,19 +88,24 @@ pub(crate) fn call_context(
     headers: HeaderMap,
     (peer, principal): Caller,
 ) -> Arc<CallContext> {
-    let extensions = [&EXTENSIONS, &EXTENSIONS_V03]
-        .into_iter()
-        .flat_map(|h| headers.get_all(h).iter())
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(String::from)
-        .collect();
+    let known = Known::of(&headers);
+    let extensions = if known.extensions {
+        [&EXTENSIONS, &EXTENSIONS_V03]
+            .into_iter()
+            .flat_map(|h| headers.get_all(h).iter())
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(String::from)
+            .collect()
+    } else {
+        Vec::new()
+    };
     let mut call = CallContext::new(version);
     // v1.0's SubscribeToTask resumes after this event (v0.3's resubscribe never did).
     if version == ProtocolVersion::V1 {
-        call.last_event_id = last_event_id(&headers);
+        call.last_event_id = last_event_id(known.last_event_id);
     }
     call.extensions = extensions;
     call.headers = owned(headers);
@@ -99,10 +139,10 @@ fn owned(mut headers: HeaderMap) -> HeaderMap {
     headers
 }
 
-/// The request's media type when it is not JSON (`application/json`, `application/*+json`,
-/// `application/json-rpc`). A request without `Content-Type` is read as JSON.
-pub(crate) fn unsupported_content_type(headers: &HeaderMap) -> Option<String> {
-    let value = headers.get(header::CONTENT_TYPE)?;
+/// The request's media type (its `Content-Type`) when it is not JSON (`application/json`,
+/// `application/*+json`, `application/json-rpc`). A request without one is read as JSON.
+pub(crate) fn unsupported_content_type(content_type: Option<&HeaderValue>) -> Option<String> {
+    let value = content_type?;
     // What nearly every client sends, answered without splitting and trimming it (about
     // 250 instructions a request).
     if value.as_bytes() == b"application/json" {
@@ -124,11 +164,11 @@ pub(crate) fn unsupported_content_type(headers: &HeaderMap) -> Option<String> {
     (!json).then(|| essence.to_owned())
 }
 
-/// The body, read up to `limit` bytes: 413 beyond it (by `Content-Length` or as read), 400
-/// when it cannot be read.
+/// The body, read up to `limit` bytes: 413 beyond it (by its `Content-Length`, or as read),
+/// 400 when it cannot be read.
 pub(crate) async fn read_body(
     body: Body,
-    headers: &HeaderMap,
+    content_length: Option<&HeaderValue>,
     limit: usize,
 ) -> Result<Bytes, (StatusCode, A2aError)> {
     let too_large = || {
@@ -137,8 +177,7 @@ pub(crate) async fn read_body(
         };
         (StatusCode::PAYLOAD_TOO_LARGE, err)
     };
-    let declared = headers
-        .get(header::CONTENT_LENGTH)
+    let declared = content_length
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<usize>().ok());
     if declared.is_some_and(|n| n > limit) {
@@ -163,6 +202,45 @@ pub(crate) async fn read_body(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use axum::http::header;
+
+    #[test]
+    fn known_headers_are_what_lookups_by_name_find() {
+        let mut headers = HeaderMap::new();
+        for (name, value) in [
+            ("host", "example"),
+            ("content-type", "application/json"),
+            ("a2a-version", "1.0"),
+            ("a2a-version", "0.3"),
+            ("content-length", "12"),
+            ("last-event-id", "7"),
+            ("x-a2a-extensions", "urn:a"),
+            ("accept", "*/*"),
+        ] {
+            headers.append(
+                HeaderName::from_static(name),
+                HeaderValue::from_static(value),
+            );
+        }
+        let known = Known::of(&headers);
+        let get = |name: &str| headers.get(name);
+        assert_eq!(known.content_type, get("content-type"));
+        assert_eq!(known.content_length, get("content-length"));
+        assert_eq!(known.version, get("a2a-version"));
+        assert_eq!(known.version.unwrap(), "1.0");
+        assert_eq!(known.last_event_id, get("last-event-id"));
+        assert!(known.extensions);
+
+        let none = HeaderMap::new();
+        let known = Known::of(&none);
+        assert!(known.content_type.is_none() && known.content_length.is_none());
+        assert!(known.version.is_none() && known.last_event_id.is_none());
+        assert!(!known.extensions);
+        headers.remove("x-a2a-extensions");
+        assert!(!Known::of(&headers).extensions);
+        headers.insert("a2a-extensions", HeaderValue::from_static("urn:b"));
+        assert!(Known::of(&headers).extensions);
+    }
 
     #[test]
     fn owned_headers_keep_every_value_and_share_nothing_with_the_request() {

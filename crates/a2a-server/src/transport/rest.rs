@@ -22,7 +22,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use super::http_request::{Peer, call_context, read_body, unsupported_content_type};
+use super::http_request::{Known, Peer, call_context, read_body, unsupported_content_type};
 use super::jsonrpc::JsonRpcConfig;
 use super::sse::{Framing, sse_response};
 use super::version::negotiate_version;
@@ -141,14 +141,15 @@ async fn body<T: DeserializeOwned>(
     request: Request,
 ) -> Result<(Option<T>, Arc<CallContext>), Response> {
     let (parts, body) = request.into_parts();
-    if let Some(media_type) = unsupported_content_type(&parts.headers) {
+    let known = Known::of(&parts.headers);
+    if let Some(media_type) = unsupported_content_type(known.content_type) {
         let err = A2aError::ContentTypeNotSupported { media_type };
         return Err(json(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             &err.to_rest_body(),
         ));
     }
-    let bytes: Bytes = read_body(body, &parts.headers, ep.config.max_body_bytes)
+    let bytes: Bytes = read_body(body, known.content_length, ep.config.max_body_bytes)
         .await
         .map_err(|(status, err)| json(status, &err.to_rest_body()))?;
     let peer = Peer(super::http_request::caller_of(&parts.extensions));

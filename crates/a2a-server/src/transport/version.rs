@@ -11,6 +11,15 @@ pub fn negotiate_version(
     headers: &HeaderMap,
     query: Option<&str>,
 ) -> Result<ProtocolVersion, A2aError> {
+    static VERSION: http::HeaderName = http::HeaderName::from_static("a2a-version");
+    negotiate(headers.get(&VERSION), query)
+}
+
+/// [`negotiate_version`] with the `A2A-Version` header's value found already.
+pub(crate) fn negotiate(
+    header: Option<&http::HeaderValue>,
+    query: Option<&str>,
+) -> Result<ProtocolVersion, A2aError> {
     let from_query = || {
         query.and_then(|q| {
             q.split('&').find_map(|kv| {
@@ -19,9 +28,7 @@ pub fn negotiate_version(
             })
         })
     };
-    static VERSION: http::HeaderName = http::HeaderName::from_static("a2a-version");
-    let raw = headers
-        .get(&VERSION)
+    let raw = header
         .and_then(|v| v.to_str().ok())
         .or_else(from_query)
         .map(str::trim)

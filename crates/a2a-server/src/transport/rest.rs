@@ -16,7 +16,7 @@ use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::routing::{get, post};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -74,7 +74,10 @@ fn fail(err: &A2aError) -> Response {
 fn json(status: StatusCode, body: &impl Serialize) -> Response {
     match a2a_json::to_vec(body) {
         Ok(bytes) => {
-            let mut resp = (status, bytes).into_response();
+            // Built directly, not with `into_response`, which would first insert an
+            // `application/octet-stream` content type to be replaced.
+            let mut resp = Response::new(axum::body::Body::from(bytes));
+            *resp.status_mut() = status;
             resp.headers_mut().insert(
                 header::CONTENT_TYPE,
                 HeaderValue::from_static("application/json"),

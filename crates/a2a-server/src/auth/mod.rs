@@ -543,6 +543,29 @@ mod tests {
         }
     }
 
+    /// Each thread remembers the credentials it accepted: what one set of credentials
+    /// accepted is never recalled for another, not even for the clone it was built from.
+    #[test]
+    fn a_remembered_credential_is_accepted_only_by_a_set_that_holds_it() {
+        let before = StaticCredentials::new().bearer("alice", "t-alice");
+        let after = before.clone().bearer("mallory", "t-mallory");
+        let mallory = headers(&[("authorization", "Bearer t-mallory")]);
+        for _ in 0..2 {
+            assert_eq!(after.check(&mallory).unwrap().id(), "token:mallory");
+        }
+        assert!(before.check(&mallory).is_err());
+        // The same secret as a token and as a key names two principals.
+        let both = StaticCredentials::new()
+            .bearer("alice", "shared")
+            .api_key("bob", "shared");
+        let token = headers(&[("authorization", "Bearer shared")]);
+        let key = headers(&[("x-api-key", "shared")]);
+        for _ in 0..2 {
+            assert_eq!(both.check(&token).unwrap().id(), "token:alice");
+            assert_eq!(both.check(&key).unwrap().id(), "apikey:bob");
+        }
+    }
+
     #[tokio::test]
     async fn answers_known_now_agree_with_the_awaited_ones() {
         let alice = StaticCredentials::new().bearer("alice", "t-alice");

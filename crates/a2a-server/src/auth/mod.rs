@@ -331,19 +331,29 @@ impl Authenticator for AnyOf {
     }
 }
 
+/// The principal of a request with `headers`, or why not.
+/// [`Authenticator::authenticate_now`] is asked first, so a request it decides awaits
+/// nothing (no boxed future).
+pub(crate) async fn authenticate(
+    auth: &dyn Authenticator,
+    headers: &HeaderMap,
+) -> Result<Principal, A2aError> {
+    match auth.authenticate_now(headers) {
+        Some(decided) => decided,
+        None => auth.authenticate(headers).await,
+    }
+}
+
 /// The principal of a request with `headers`, or the answer refusing it (see
-/// [`unauthorized`]). [`Authenticator::authenticate_now`] is asked first, so a request it
-/// decides awaits nothing.
+/// [`refuse`]).
 pub(crate) async fn admit(
     auth: &dyn Authenticator,
     headers: &HeaderMap,
     jsonrpc: bool,
 ) -> Result<Principal, axum::response::Response> {
-    let decided = match auth.authenticate_now(headers) {
-        Some(decided) => decided,
-        None => auth.authenticate(headers).await,
-    };
-    decided.map_err(|e| refuse(auth, &e, jsonrpc))
+    authenticate(auth, headers)
+        .await
+        .map_err(|e| refuse(auth, &e, jsonrpc))
 }
 
 /// The answer to a request that failed authentication, counted.

@@ -97,20 +97,13 @@ async fn admit(
     let headers = metadata.into_headers();
     let peer = extensions.get::<crate::limits::PeerAddr>().map(|p| p.0);
     let principal = match handler.authenticator() {
-        Some(auth) => {
-            // Known at once for configured credentials and remembered JWTs: no boxed future.
-            let checked = match auth.authenticate_now(&headers) {
-                Some(known) => known,
-                None => auth.authenticate(&headers).await,
-            };
-            match checked {
-                Ok(p) => Some(p),
-                Err(e) => {
-                    crate::metrics::global().connection_refused("unauthenticated");
-                    return Err(to_status(&e));
-                }
+        Some(auth) => match crate::auth::authenticate(&**auth, &headers).await {
+            Ok(p) => Some(p),
+            Err(e) => {
+                crate::metrics::global().connection_refused("unauthenticated");
+                return Err(to_status(&e));
             }
-        }
+        },
         None => None,
     };
     match negotiate_version(&headers, None) {

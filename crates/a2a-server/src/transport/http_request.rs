@@ -63,9 +63,14 @@ pub(crate) type Caller = (Option<std::net::SocketAddr>, Option<crate::auth::Prin
 /// The caller of a request with these extensions.
 pub(crate) fn caller_of(extensions: &axum::http::Extensions) -> Caller {
     (
-        extensions.get::<crate::limits::PeerAddr>().map(|p| p.0),
+        peer_of(extensions),
         extensions.get::<crate::auth::Principal>().cloned(),
     )
+}
+
+/// The address the accept loop recorded for a request with these extensions.
+pub(crate) fn peer_of(extensions: &axum::http::Extensions) -> Option<std::net::SocketAddr> {
+    extensions.get::<crate::limits::PeerAddr>().map(|p| p.0)
 }
 
 /// Extracts the [`Caller`] (never fails).

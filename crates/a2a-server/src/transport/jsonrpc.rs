@@ -60,7 +60,7 @@ impl JsonRpcEndpoint {
 
 fn json_response(status: StatusCode, body: String) -> Response {
     // Built directly: `(status, body).into_response()` would first insert a `text/plain`
-    // content type, hashed and then replaced (about 230 instructions a request).
+    // content type, hashed and then replaced (164 instructions a send).
     let mut resp = Response::new(axum::body::Body::from(body));
     *resp.status_mut() = status;
     resp.headers_mut().insert(
@@ -87,8 +87,8 @@ pub async fn handle(State(ep): State<Arc<JsonRpcEndpoint>>, request: Request) ->
     let (parts, body) = request.into_parts();
     let (uri, headers) = (parts.uri, parts.headers);
     // Credentials are checked before anything else is read. Here rather than by a layer
-    // around the route: a layer costs a boxed service clone and a boxed future a request
-    // (about 800 instructions with the principal's trip through the extensions).
+    // around the route: a layer cost a boxed service clone and a boxed future a request
+    // (1 200 instructions a JWT send, with the principal's trip through the extensions).
     let principal = match ep.handler.authenticator() {
         None => None,
         Some(auth) => match crate::auth::admit(&**auth, &headers, true).await {
@@ -96,11 +96,7 @@ pub async fn handle(State(ep): State<Arc<JsonRpcEndpoint>>, request: Request) ->
             Err(refusal) => return refusal,
         },
     };
-    let peer = parts
-        .extensions
-        .get::<crate::limits::PeerAddr>()
-        .map(|p| p.0);
-    let caller = (peer, principal);
+    let caller = (super::http_request::peer_of(&parts.extensions), principal);
     let known = Known::of(&headers);
     // The media type decides how the body is read, so it is checked before the body is.
     if let Some(media_type) = unsupported_content_type(known.content_type) {

@@ -29,6 +29,7 @@ pub mod pb {
 }
 
 pub mod convert;
+pub mod encode;
 pub mod replay;
 pub mod status;
 

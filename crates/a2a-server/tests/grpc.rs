@@ -49,6 +49,24 @@ async fn send_get_list_and_cancel() {
     };
     assert_eq!(state(&task), pb::TaskState::Completed);
     assert_eq!(task.artifacts[0].name, "out");
+    // The send's answer, written from the task's log by reference, is the task as GetTask
+    // gives it (an owned task, converted, encoded by prost).
+    let whole = c
+        .get_task(v1(pb::GetTaskRequest {
+            id: task.id.clone(),
+            ..Default::default()
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    // The stored form keeps the status time to the millisecond; the answer, to the
+    // nanosecond it was taken.
+    let mut answered = task.clone();
+    if let Some(t) = answered.status.as_mut().and_then(|s| s.timestamp.as_mut()) {
+        t.nanos -= t.nanos % 1_000_000;
+    }
+    assert_eq!(whole, answered);
+    assert!(!task.history.is_empty());
 
     let got = c
         .get_task(v1(pb::GetTaskRequest {

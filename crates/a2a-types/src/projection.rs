@@ -196,8 +196,8 @@ impl Serialize for TaskStatus {
     }
 }
 
-impl Serialize for Task {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+impl<'t> From<&'t Task> for TaskRef<'t, Artifact, Message> {
+    fn from(task: &'t Task) -> Self {
         // Every field named: a field added to `Task` does not compile until it is here.
         let Task {
             id,
@@ -206,8 +206,8 @@ impl Serialize for Task {
             artifacts,
             history,
             metadata,
-        } = self;
-        TaskRef {
+        } = task;
+        Self {
             id,
             context_id,
             status: status.into(),
@@ -215,6 +215,11 @@ impl Serialize for Task {
             history,
             metadata: metadata.as_ref(),
         }
-        .serialize(s)
+    }
+}
+
+impl Serialize for Task {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        TaskRef::from(self).serialize(s)
     }
 }

@@ -81,6 +81,22 @@ impl<'a> TaskView<'a> {
         &self.created.id
     }
 
+    /// The task by reference, for a writer of another format (protobuf) to walk.
+    pub fn task_ref(&self) -> TaskRef<'_, Cow<'a, Artifact>, &'a Message> {
+        TaskRef {
+            id: &self.created.id,
+            context_id: &self.created.context_id,
+            status: TaskStatusRef {
+                state: self.status.state,
+                message: self.status_message(),
+                timestamp: self.status.timestamp.as_ref(),
+            },
+            artifacts: &self.artifacts,
+            history: &self.history,
+            metadata: self.metadata.as_deref(),
+        }
+    }
+
     /// An owned copy of the task.
     pub fn to_task(&self) -> Task {
         let mut t = Task::new(
@@ -149,19 +165,7 @@ impl<'a> TaskProjection<'a> for TaskView<'a> {
 
 impl Serialize for TaskView<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        TaskRef {
-            id: &self.created.id,
-            context_id: &self.created.context_id,
-            status: TaskStatusRef {
-                state: self.status.state,
-                message: self.status_message(),
-                timestamp: self.status.timestamp.as_ref(),
-            },
-            artifacts: &self.artifacts,
-            history: &self.history,
-            metadata: self.metadata.as_deref(),
-        }
-        .serialize(s)
+        self.task_ref().serialize(s)
     }
 }
 

@@ -14,16 +14,20 @@ use std::sync::Arc;
 
 use a2a_grpc::pb;
 use a2a_grpc::status::to_status;
-use a2a_types::{A2aError, ProtocolVersion, StreamResponseRef};
+use a2a_grpc::encode::{SendMessageResponseRef, grpc_message};
+use a2a_runtime::store::TaskView;
+use a2a_types::projection::TaskRef;
+use a2a_types::{A2aError, Artifact, Message, ProtocolVersion, StreamResponseRef, Task};
+use bytes::Bytes;
 use axum::Router;
 use futures::{Stream, StreamExt};
 use tonic::metadata::MetadataMap;
 use tonic::{Request, Response, Status};
 
-use super::grpc_unary::UnaryFirst;
+use super::grpc_unary::{SendsEncoded, UnaryFirst};
 use super::http_request::call_context;
 use super::version::negotiate_version;
-use crate::handler::RequestHandler;
+use crate::handler::{RequestHandler, SendAnswer, TaskAnswer};
 use a2a_runtime::CallContext;
 use a2a_runtime::TaskEventStream;
 
@@ -129,6 +133,50 @@ async fn admit(
     }
 }
 
+impl GrpcEndpoint {
+    /// `SendMessage`, up to the handler's answer.
+    async fn send(&self, request: Request<pb::SendMessageRequest>) -> Result<SendAnswer, Status> {
+        let (metadata, extensions, req) = request.into_parts();
+        let handler = self.handler(&req.tenant)?;
+        let call = admit(handler, metadata, &extensions, &req.tenant).await?;
+        let req = req.try_into().map_err(|e| to_status(&e))?;
+        handler
+            .send_message_answer(req, call)
+            .await
+            .map_err(|e| to_status(&e))
+    }
+}
+
+impl SendsEncoded for GrpcEndpoint {
+    async fn send_message_encoded(
+        &self,
+        request: Request<pb::SendMessageRequest>,
+    ) -> Result<Bytes, Status> {
+        let answer = self.send(request).await?;
+        encode_send_answer(&answer)
+    }
+}
+
+/// `answer` as a `SendMessageResponse` in one gRPC message, written from the answer by
+/// reference: a task answered from its log is not copied into an owned task first.
+fn encode_send_answer(answer: &SendAnswer) -> Result<Bytes, Status> {
+    type Owned<'a> = SendMessageResponseRef<'a, Artifact, Message>;
+    let written = match answer {
+        SendAnswer::Message(m) => grpc_message(&Owned::Message(m)),
+        SendAnswer::Task(TaskAnswer::Task(task)) => {
+            grpc_message(&Owned::Task(TaskRef::from(&**task)))
+        }
+        SendAnswer::Task(TaskAnswer::Log { log, history }) => match TaskView::new(log, *history) {
+            Some(view) => grpc_message(&SendMessageResponseRef::Task(view.task_ref())),
+            // As `TaskAnswer::into_task`.
+            None => grpc_message(&Owned::Task(TaskRef::from(&Task::default()))),
+        },
+    };
+    written.ok_or_else(|| {
+        Status::resource_exhausted("the message is larger than a gRPC message can be")
+    })
+}
+
 /// A stream event as protobuf.
 fn event_to_pb(r: StreamResponseRef<'_>) -> pb::StreamResponse {
     use pb::stream_response::Payload;
@@ -158,14 +206,7 @@ impl a2a_grpc::A2aService for GrpcEndpoint {
         &self,
         request: Request<pb::SendMessageRequest>,
     ) -> Result<Response<pb::SendMessageResponse>, Status> {
-        let (metadata, extensions, req) = request.into_parts();
-        let handler = self.handler(&req.tenant)?;
-        let call = admit(handler, metadata, &extensions, &req.tenant).await?;
-        let req = req.try_into().map_err(|e| to_status(&e))?;
-        let answer = handler
-            .send_message_answer(req, call)
-            .await
-            .map_err(|e| to_status(&e))?;
+        let answer = self.send(request).await?;
         Ok(Response::new(answer.into_response().into()))
     }
 

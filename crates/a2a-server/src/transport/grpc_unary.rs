@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use a2a_grpc::replay::{PREFIX_BYTES, RESERVED_HEADERS, Replay, encode_message};
-use a2a_grpc::{A2aService, A2aServiceServer};
+use a2a_grpc::{A2aService, A2aServiceServer, pb};
 use axum::body::Body;
 use bytes::Bytes;
 use http::header::{CONTENT_TYPE, HeaderValue};
@@ -70,6 +70,16 @@ impl Unary {
     }
 }
 
+/// A service whose `SendMessage` answer is written as protobuf straight from what its
+/// handler answered (see `a2a_grpc::encode`), without its `pb` message built first.
+pub(crate) trait SendsEncoded: A2aService {
+    /// `SendMessage`, answered with one gRPC message (its prefix included).
+    fn send_message_encoded(
+        &self,
+        request: tonic::Request<pb::SendMessageRequest>,
+    ) -> impl Future<Output = Result<Bytes, Status>> + Send;
+}
+
 /// `service` as a tower service: unary calls answered here, the rest by tonic's generated
 /// server for it.
 pub(crate) struct UnaryFirst<S> {
@@ -88,7 +98,7 @@ impl<S> Clone for UnaryFirst<S> {
     }
 }
 
-impl<S: A2aService> UnaryFirst<S> {
+impl<S: SendsEncoded> UnaryFirst<S> {
     /// Serves `service`, refusing request messages over `max_message_bytes` (tonic's
     /// default, 4 MiB, when `None`) as tonic does.
     pub(crate) fn new(service: S, max_message_bytes: Option<usize>) -> Self {
@@ -107,7 +117,7 @@ impl<S: A2aService> UnaryFirst<S> {
 
 type Answer = Pin<Box<dyn Future<Output = Result<Response<Body>, Infallible>> + Send>>;
 
-impl<S: A2aService> tower::Service<Request<Body>> for UnaryFirst<S> {
+impl<S: SendsEncoded> tower::Service<Request<Body>> for UnaryFirst<S> {
     type Response = Response<Body>;
     type Error = Infallible;
     type Future = Answer;
@@ -129,7 +139,9 @@ impl<S: A2aService> tower::Service<Request<Body>> for UnaryFirst<S> {
             };
             let s = &*me.service;
             Ok(match method {
-                Unary::SendMessage => unary(parts, message, |r| s.send_message(r)).await,
+                Unary::SendMessage => {
+                    encoded(parts, message, |r| s.send_message_encoded(r)).await
+                }
                 Unary::GetTask => unary(parts, message, |r| s.get_task(r)).await,
                 Unary::ListTasks => unary(parts, message, |r| s.list_tasks(r)).await,
                 Unary::CancelTask => unary(parts, message, |r| s.cancel_task(r)).await,
@@ -159,7 +171,7 @@ impl<S: A2aService> tower::Service<Request<Body>> for UnaryFirst<S> {
     }
 }
 
-impl<S: A2aService> UnaryFirst<S> {
+impl<S: SendsEncoded> UnaryFirst<S> {
     async fn by_tonic(mut self, req: Request<Body>) -> Result<Response<Body>, Infallible> {
         let response = tower::Service::call(&mut self.tonic, req).await?;
         Ok(response.map(Body::new))
@@ -193,6 +205,35 @@ where
     }
 }
 
+/// As [`unary`], for a method that answers with its message already encoded (prefix
+/// included) and no metadata.
+async fn encoded<Req, Fut>(
+    parts: http::request::Parts,
+    message: Bytes,
+    call: impl FnOnce(tonic::Request<Req>) -> Fut,
+) -> Response<Body>
+where
+    Req: Message + Default,
+    Fut: Future<Output = Result<Bytes, Status>>,
+{
+    let message = match Req::decode(message) {
+        Ok(message) => message,
+        Err(e) => return Status::internal(e.to_string()).into_http(),
+    };
+    match call(tonic::Request::from_http(Request::from_parts(
+        parts, message,
+    )))
+    .await
+    {
+        Ok(data) => {
+            let mut headers = HeaderMap::with_capacity(1);
+            headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/grpc"));
+            answer_of(data, headers, http::Extensions::new())
+        }
+        Err(status) => status.into_http(),
+    }
+}
+
 /// A successful answer: the metadata as headers, the message in one DATA frame, then
 /// `grpc-status: 0`.
 fn one_answer<M: Message>(answer: tonic::Response<M>) -> Response<Body> {
@@ -201,18 +242,23 @@ fn one_answer<M: Message>(answer: tonic::Response<M>) -> Response<Body> {
         Ok(data) => data,
         Err(status) => return status.into_http(),
     };
-    let mut trailers = HeaderMap::with_capacity(1);
-    trailers.insert(Status::GRPC_STATUS, HeaderValue::from_static("0"));
-    let mut response = Response::new(Body::new(OneMessage {
-        data: Some(data),
-        trailers: Some(trailers),
-    }));
     // As tonic's `Response::into_http`: the metadata without the names gRPC itself sets.
     let mut headers = metadata.into_headers();
     for reserved in RESERVED_HEADERS {
         headers.remove(reserved);
     }
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/grpc"));
+    answer_of(data, headers, extensions)
+}
+
+/// The answer of `data` (one encoded message) under `headers`, then `grpc-status: 0`.
+fn answer_of(data: Bytes, headers: HeaderMap, extensions: http::Extensions) -> Response<Body> {
+    let mut trailers = HeaderMap::with_capacity(1);
+    trailers.insert(Status::GRPC_STATUS, HeaderValue::from_static("0"));
+    let mut response = Response::new(Body::new(OneMessage {
+        data: Some(data),
+        trailers: Some(trailers),
+    }));
     *response.headers_mut() = headers;
     *response.extensions_mut() = extensions;
     response

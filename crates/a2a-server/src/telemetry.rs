@@ -15,6 +15,7 @@ use a2a_telemetry::{
 };
 use a2a_types::A2aError;
 use futures::future::Either;
+use http::HeaderName;
 use tracing::Instrument as _;
 use tracing::Span;
 use tracing::field::Empty;
@@ -72,8 +73,12 @@ pub(crate) fn request_span(
     call: &CallContext,
     task_id: Option<&str>,
 ) -> RuntimeSpan {
-    let header = |name: &str| call.headers.get(name).and_then(|v| v.to_str().ok());
-    let parent = header(TRACEPARENT).and_then(|p| TraceParent::parse(p, header(TRACESTATE)));
+    // By names made once: a name given as `&str` is checked and lowered on every lookup.
+    static TRACEPARENT_NAME: HeaderName = HeaderName::from_static(TRACEPARENT);
+    static TRACESTATE_NAME: HeaderName = HeaderName::from_static(TRACESTATE);
+    let header = |name: &HeaderName| call.headers.get(name).and_then(|v| v.to_str().ok());
+    let parent = header(&TRACEPARENT_NAME)
+        .and_then(|p| TraceParent::parse(p, header(&TRACESTATE_NAME)));
     if let Some(own) = OwnSpan::start(&OWN_TARGET, method, SpanKind::Server, parent.clone()) {
         own.record_strs(&[
             (

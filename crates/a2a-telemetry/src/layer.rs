@@ -29,6 +29,7 @@ pub struct OtlpLayer {
 
 impl OtlpLayer {
     pub(crate) fn new(sampler: Sampler, queue: Arc<Queue>) -> Self {
+        crate::record::note_layer_made();
         Self { sampler, queue }
     }
 }

@@ -3,6 +3,7 @@
 
 use std::fmt::{self, Write as _};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use tracing::field::{Field, Visit};
@@ -342,6 +343,17 @@ impl Visit for EventVisitor<'_> {
     }
 }
 
+/// Whether an `OtlpLayer` was made in this process. Until one is, no `tracing` span
+/// carries a record, and looking for one (the dispatcher, a downcast through every layer of
+/// the subscriber, the current span: about 170 instructions) is all a lookup would do, four
+/// times a send.
+static LAYER_MADE: AtomicBool = AtomicBool::new(false);
+
+/// Notes that an `OtlpLayer` was made: from now on `tracing` spans may carry records.
+pub(crate) fn note_layer_made() {
+    LAYER_MADE.store(true, Ordering::Release);
+}
+
 /// Runs `f` on the id and record of the nearest span, from the current `tracing` span
 /// outwards, that this crate records.
 /// (Reads the current span's id without `Span::current()`, which would take and release a
@@ -349,6 +361,9 @@ impl Visit for EventVisitor<'_> {
 pub(crate) fn with_current_record<R>(
     f: impl FnOnce(&tracing::span::Id, &mut SpanRecord) -> R,
 ) -> Option<R> {
+    if !LAYER_MADE.load(Ordering::Acquire) {
+        return None;
+    }
     let mut f = Some(f);
     tracing::dispatcher::get_default(|dispatch| {
         let registry = dispatch.downcast_ref::<Registry>()?;

@@ -24,7 +24,7 @@ use a2a_grpc::replay::{PREFIX_BYTES, RESERVED_HEADERS, Replay, encode_message};
 use a2a_grpc::{A2aService, A2aServiceServer, pb};
 use axum::body::Body;
 use bytes::Bytes;
-use http::header::{CONTENT_TYPE, HeaderValue};
+use http::header::{CONTENT_TYPE, HeaderName, HeaderValue};
 use http::{HeaderMap, Request, Response};
 use http_body::Frame;
 use http_body_util::BodyExt;
@@ -268,8 +268,10 @@ fn answer_of(data: Bytes, headers: HeaderMap, extensions: http::Extensions) -> R
 /// body again (what was read, then the rest) for tonic to answer.
 async fn one_message(mut body: Body, headers: &HeaderMap, limit: usize) -> Result<Bytes, Body> {
     let mut read = Replay::<Body>::default();
+    // A name made once: one given as `&str` is checked and lowered on every lookup.
+    static GRPC_ENCODING: HeaderName = HeaderName::from_static("grpc-encoding");
     if headers
-        .get("grpc-encoding")
+        .get(&GRPC_ENCODING)
         .is_some_and(|v| v.as_bytes() != b"identity")
     {
         return Err(Body::new(read.then(body)));

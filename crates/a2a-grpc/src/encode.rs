@@ -58,7 +58,7 @@ pub fn grpc_message(message: &impl ProtoFields) -> Option<Bytes> {
 
 fn varint_len(v: u64) -> usize {
     // 7 bits a byte; 0 takes one.
-    ((64 - (v | 1).leading_zeros() as usize) + 6) / 7
+    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
 }
 
 fn put_varint(buf: &mut BytesMut, mut v: u64) {
@@ -413,7 +413,14 @@ mod tests {
 
     #[test]
     fn varints_are_as_long_as_protobuf_says() {
-        for (v, len) in [(0u64, 1), (1, 1), (127, 1), (128, 2), (16_383, 2), (16_384, 3)] {
+        for (v, len) in [
+            (0u64, 1),
+            (1, 1),
+            (127, 1),
+            (128, 2),
+            (16_383, 2),
+            (16_384, 3),
+        ] {
             assert_eq!(varint_len(v), len, "{v}");
             let mut buf = BytesMut::new();
             put_varint(&mut buf, v);

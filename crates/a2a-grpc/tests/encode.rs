@@ -6,9 +6,7 @@ use a2a_grpc::encode::{SendMessageResponseRef, grpc_message};
 use a2a_grpc::pb;
 use a2a_grpc::replay::encode_message;
 use a2a_types::projection::TaskRef;
-use a2a_types::{
-    Artifact, Message, Part, Role, SendMessageResponse, Task, TaskState, TaskStatus,
-};
+use a2a_types::{Artifact, Message, Part, Role, SendMessageResponse, Task, TaskState, TaskStatus};
 use chrono::{DateTime, TimeZone, Utc};
 use prost::Message as _;
 use serde_json::{Map, Value, json};
@@ -105,18 +103,24 @@ fn a_task_is_written_as_prost_writes_its_conversion() {
 fn a_message_is_written_as_prost_writes_its_conversion() {
     let task = every_field_task();
     for message in task.history.iter().chain(task.status.message.as_ref()) {
-        let ours =
-            grpc_message(&SendMessageResponseRef::<Artifact, Message>::Message(message)).unwrap();
-        assert_eq!(ours, by_prost(SendMessageResponse::Message(message.clone())));
+        let ours = grpc_message(&SendMessageResponseRef::<Artifact, Message>::Message(
+            message,
+        ))
+        .unwrap();
+        assert_eq!(
+            ours,
+            by_prost(SendMessageResponse::Message(message.clone()))
+        );
     }
 }
 
 #[test]
 fn the_prefix_gives_the_length_of_the_message() {
     let task = every_field_task();
-    let ours =
-        grpc_message(&SendMessageResponseRef::<Artifact, Message>::Task(TaskRef::from(&task)))
-            .unwrap();
+    let ours = grpc_message(&SendMessageResponseRef::<Artifact, Message>::Task(
+        TaskRef::from(&task),
+    ))
+    .unwrap();
     assert_eq!(ours[0], 0, "not compressed");
     let len = u32::from_be_bytes(ours[1..5].try_into().unwrap()) as usize;
     assert_eq!(len, ours.len() - 5);

@@ -77,8 +77,8 @@ pub(crate) fn request_span(
     static TRACEPARENT_NAME: HeaderName = HeaderName::from_static(TRACEPARENT);
     static TRACESTATE_NAME: HeaderName = HeaderName::from_static(TRACESTATE);
     let header = |name: &HeaderName| call.headers.get(name).and_then(|v| v.to_str().ok());
-    let parent = header(&TRACEPARENT_NAME)
-        .and_then(|p| TraceParent::parse(p, header(&TRACESTATE_NAME)));
+    let parent =
+        header(&TRACEPARENT_NAME).and_then(|p| TraceParent::parse(p, header(&TRACESTATE_NAME)));
     if let Some(own) = OwnSpan::start(&OWN_TARGET, method, SpanKind::Server, parent.clone()) {
         own.record_strs(&[
             (

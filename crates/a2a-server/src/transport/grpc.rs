@@ -12,14 +12,14 @@ use std::collections::HashMap;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use a2a_grpc::encode::{SendMessageResponseRef, grpc_message};
 use a2a_grpc::pb;
 use a2a_grpc::status::to_status;
-use a2a_grpc::encode::{SendMessageResponseRef, grpc_message};
 use a2a_runtime::store::TaskView;
 use a2a_types::projection::TaskRef;
 use a2a_types::{A2aError, Artifact, Message, ProtocolVersion, StreamResponseRef, Task};
-use bytes::Bytes;
 use axum::Router;
+use bytes::Bytes;
 use futures::{Stream, StreamExt};
 use tonic::metadata::MetadataMap;
 use tonic::{Request, Response, Status};

@@ -139,9 +139,7 @@ impl<S: SendsEncoded> tower::Service<Request<Body>> for UnaryFirst<S> {
             };
             let s = &*me.service;
             Ok(match method {
-                Unary::SendMessage => {
-                    encoded(parts, message, |r| s.send_message_encoded(r)).await
-                }
+                Unary::SendMessage => encoded(parts, message, |r| s.send_message_encoded(r)).await,
                 Unary::GetTask => unary(parts, message, |r| s.get_task(r)).await,
                 Unary::ListTasks => unary(parts, message, |r| s.list_tasks(r)).await,
                 Unary::CancelTask => unary(parts, message, |r| s.cancel_task(r)).await,

@@ -139,7 +139,9 @@ impl<S: SendsEncoded> tower::Service<Request<Body>> for UnaryFirst<S> {
             };
             let s = &*me.service;
             Ok(match method {
-                Unary::SendMessage => encoded(parts, message, |r| s.send_message_encoded(r)).await,
+                Unary::SendMessage => {
+                    answered(parts, message, |r| s.send_message_encoded(r), one_encoded).await
+                }
                 Unary::GetTask => unary(parts, message, |r| s.get_task(r)).await,
                 Unary::ListTasks => unary(parts, message, |r| s.list_tasks(r)).await,
                 Unary::CancelTask => unary(parts, message, |r| s.cancel_task(r)).await,
@@ -188,6 +190,21 @@ where
     Resp: Message,
     Fut: Future<Output = Result<tonic::Response<Resp>, Status>>,
 {
+    answered(parts, message, call, one_answer).await
+}
+
+/// Decodes `message` as `Req`, calls the method with it (and the request's metadata and
+/// extensions), and writes what it answers with `answer`, or its status.
+async fn answered<Req, Out, Fut>(
+    parts: http::request::Parts,
+    message: Bytes,
+    call: impl FnOnce(tonic::Request<Req>) -> Fut,
+    answer: impl FnOnce(Out) -> Response<Body>,
+) -> Response<Body>
+where
+    Req: Message + Default,
+    Fut: Future<Output = Result<Out, Status>>,
+{
     let message = match Req::decode(message) {
         Ok(message) => message,
         // As tonic's prost codec words it.
@@ -198,38 +215,17 @@ where
     )))
     .await
     {
-        Ok(answer) => one_answer(answer),
+        Ok(out) => answer(out),
         Err(status) => status.into_http(),
     }
 }
 
-/// As [`unary`], for a method that answers with its message already encoded (prefix
-/// included) and no metadata.
-async fn encoded<Req, Fut>(
-    parts: http::request::Parts,
-    message: Bytes,
-    call: impl FnOnce(tonic::Request<Req>) -> Fut,
-) -> Response<Body>
-where
-    Req: Message + Default,
-    Fut: Future<Output = Result<Bytes, Status>>,
-{
-    let message = match Req::decode(message) {
-        Ok(message) => message,
-        Err(e) => return Status::internal(e.to_string()).into_http(),
-    };
-    match call(tonic::Request::from_http(Request::from_parts(
-        parts, message,
-    )))
-    .await
-    {
-        Ok(data) => {
-            let mut headers = HeaderMap::with_capacity(1);
-            headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/grpc"));
-            answer_of(data, headers, http::Extensions::new())
-        }
-        Err(status) => status.into_http(),
-    }
+/// A successful answer of a message already encoded (its prefix included), with no
+/// metadata.
+fn one_encoded(data: Bytes) -> Response<Body> {
+    let mut headers = HeaderMap::with_capacity(1);
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/grpc"));
+    answer_of(data, headers, http::Extensions::new())
 }
 
 /// A successful answer: the metadata as headers, the message in one DATA frame, then

@@ -1,7 +1,8 @@
 //! The A2A v1.0 gRPC binding's building blocks: the protobuf types and `A2AService` stubs,
 //! generated at build time from the normative `a2a.proto` (package `lf.a2a.v1`) by a
 //! pure-Rust protobuf compiler (no `protoc` needed), conversions between them and the
-//! ProtoJSON types of [`a2a_types`], and A2A errors as gRPC statuses ([`status`]). The server
+//! ProtoJSON types of [`a2a_types`], protobuf written straight from those types by reference
+//! ([`encode`]), and A2A errors as gRPC statuses ([`status`]). The server
 //! (`a2a-server`) and client (`a2a-client`) speak gRPC through this crate; use it directly for
 //! a gRPC-only peer of your own.
 //!

@@ -76,6 +76,25 @@ fn sparse_tasks() -> Vec<Task> {
     vec![Task::default(), unknown_state, later]
 }
 
+/// Messages whose lengths take one, two and three bytes, at every level: parts of 120 to
+/// 130 bytes around the one-byte bound, a part of 70 000 bytes, an artifact of many parts.
+fn long_tasks() -> Vec<Task> {
+    let mut tasks = Vec::new();
+    for n in 115..=135 {
+        let mut task = Task::new("t", "c", TaskState::Working);
+        task.history = vec![Message::user_text("x".repeat(n))];
+        task.artifacts = vec![Artifact::new("a", vec![Part::text("y".repeat(n))])];
+        tasks.push(task);
+    }
+    let mut task = Task::new("t", "c", TaskState::Completed);
+    task.history = vec![Message::user_text("z".repeat(70_000))];
+    let parts = (0..300).map(|i| Part::text(format!("part {i}"))).collect();
+    task.artifacts = vec![Artifact::new("many", parts)];
+    task.metadata = Some(meta(json!({"long": "m".repeat(20_000)})));
+    tasks.push(task);
+    tasks
+}
+
 /// The bytes the bindings wrote before: the owned answer converted, then prost.
 fn by_prost(answer: SendMessageResponse) -> bytes::Bytes {
     encode_message(&pb::SendMessageResponse::from(answer)).unwrap()
@@ -85,13 +104,19 @@ fn by_prost(answer: SendMessageResponse) -> bytes::Bytes {
 fn a_task_is_written_as_prost_writes_its_conversion() {
     let mut tasks = sparse_tasks();
     tasks.push(every_field_task());
+    tasks.extend(long_tasks());
     for task in tasks {
         let ours = grpc_message(&SendMessageResponseRef::<Artifact, Message>::Task(
             TaskRef::from(&task),
         ))
         .unwrap();
         let reference = by_prost(SendMessageResponse::Task(task.clone()));
-        assert_eq!(ours, reference, "{task:?}");
+        assert!(
+            ours == reference,
+            "{} bytes against prost's {}",
+            ours.len(),
+            reference.len()
+        );
         // And it reads back as the task.
         let back = pb::SendMessageResponse::decode(&ours[5..]).unwrap();
         let back = SendMessageResponse::try_from(back).unwrap();

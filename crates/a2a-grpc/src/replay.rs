@@ -30,9 +30,7 @@ pub const RESERVED_HEADERS: [&str; 5] = [
 /// `message` as one uncompressed gRPC message: its prefix, then its bytes, in one buffer.
 pub fn encode_message(message: &impl prost::Message) -> Result<Bytes, tonic::Status> {
     let len = message.encoded_len();
-    let prefix_len = u32::try_from(len).map_err(|_| {
-        tonic::Status::resource_exhausted("the message is larger than a gRPC message can be")
-    })?;
+    let prefix_len = u32::try_from(len).map_err(|_| too_large())?;
     let mut buf = BytesMut::with_capacity(PREFIX_BYTES + len);
     buf.put_u8(0);
     buf.put_u32(prefix_len);
@@ -40,6 +38,11 @@ pub fn encode_message(message: &impl prost::Message) -> Result<Bytes, tonic::Sta
         .encode(&mut buf)
         .map_err(|e| tonic::Status::internal(e.to_string()))?;
     Ok(buf.freeze())
+}
+
+/// The status of an answer longer than a gRPC message's prefix can say (4 GiB).
+pub(crate) fn too_large() -> tonic::Status {
+    tonic::Status::resource_exhausted("the message is larger than a gRPC message can be")
 }
 
 /// Frames read from a body `B`, kept to be read again, then the rest of `B`.

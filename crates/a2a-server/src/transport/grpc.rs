@@ -70,6 +70,18 @@ impl GrpcEndpoint {
         Router::new().route_service(&format!("/{}/{{*method}}", a2a_grpc::SERVICE_NAME), service)
     }
 
+    /// `SendMessage`, up to the handler's answer (the tonic path and the encoded one).
+    async fn send(&self, request: Request<pb::SendMessageRequest>) -> Result<SendAnswer, Status> {
+        let (metadata, extensions, req) = request.into_parts();
+        let handler = self.handler(&req.tenant)?;
+        let call = admit(handler, metadata, &extensions, &req.tenant).await?;
+        let req = req.try_into().map_err(|e| to_status(&e))?;
+        handler
+            .send_message_answer(req, call)
+            .await
+            .map_err(|e| to_status(&e))
+    }
+
     fn handler(&self, tenant: &str) -> Result<&RequestHandler, Status> {
         match self.agents.get(tenant) {
             Some(h) => Ok(h),
@@ -133,20 +145,6 @@ async fn admit(
     }
 }
 
-impl GrpcEndpoint {
-    /// `SendMessage`, up to the handler's answer.
-    async fn send(&self, request: Request<pb::SendMessageRequest>) -> Result<SendAnswer, Status> {
-        let (metadata, extensions, req) = request.into_parts();
-        let handler = self.handler(&req.tenant)?;
-        let call = admit(handler, metadata, &extensions, &req.tenant).await?;
-        let req = req.try_into().map_err(|e| to_status(&e))?;
-        handler
-            .send_message_answer(req, call)
-            .await
-            .map_err(|e| to_status(&e))
-    }
-}
-
 impl SendsEncoded for GrpcEndpoint {
     async fn send_message_encoded(
         &self,
@@ -161,7 +159,7 @@ impl SendsEncoded for GrpcEndpoint {
 /// reference: a task answered from its log is not copied into an owned task first.
 fn encode_send_answer(answer: &SendAnswer) -> Result<Bytes, Status> {
     type Owned<'a> = SendMessageResponseRef<'a, Artifact, Message>;
-    let written = match answer {
+    match answer {
         SendAnswer::Message(m) => grpc_message(&Owned::Message(m)),
         SendAnswer::Task(TaskAnswer::Task(task)) => {
             grpc_message(&Owned::Task(TaskRef::from(&**task)))
@@ -171,10 +169,7 @@ fn encode_send_answer(answer: &SendAnswer) -> Result<Bytes, Status> {
             // As `TaskAnswer::into_task`.
             None => grpc_message(&Owned::Task(TaskRef::from(&Task::default()))),
         },
-    };
-    written.ok_or_else(|| {
-        Status::resource_exhausted("the message is larger than a gRPC message can be")
-    })
+    }
 }
 
 /// A stream event as protobuf.

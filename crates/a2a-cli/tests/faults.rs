@@ -336,15 +336,22 @@ fn a_full_disk_fails_cleanly_and_recovers_by_itself() {
         "1",
     ];
     let replica = Replica::start("r", &args, &dir.0);
-    // Leave the store a little room: it fills within seconds of load.
+    // Leave the store a little room: a fast load fills it within seconds. A slow one may
+    // not (166 operations in 21 s once fit in 1 MiB), so what is left is filled up after
+    // two seconds of load.
     let filler = disk.0.join("filler");
     fill(&filler, &disk.0, 1 << 20);
     let seconds = pick(20.0, 40.0);
     let load = start_load(&dir, &[replica.base()], 1, 4, seconds);
-    let full_at = Instant::now();
+    let load_started = Instant::now();
     let mut was_full = false;
-    while full_at.elapsed() < Duration::from_secs_f64(seconds / 2.0) {
+    let mut filled_up = false;
+    while load_started.elapsed() < Duration::from_secs_f64(seconds / 2.0) {
         was_full |= !replica.answers("/readyz");
+        if !was_full && !filled_up && load_started.elapsed() > Duration::from_secs(2) {
+            fill(&filler, &disk.0, 0);
+            filled_up = true;
+        }
         std::thread::sleep(Duration::from_millis(100));
     }
     std::fs::remove_file(&filler).unwrap();
@@ -384,7 +391,8 @@ fn a_full_disk_fails_cleanly_and_recovers_by_itself() {
     );
 }
 
-/// Writes zeros to `path` until `dir`'s filesystem has less than `leave` bytes free.
+/// Appends zeros to `path` until `dir`'s filesystem has less than `leave` bytes free (with
+/// `leave` 0: until a write of one page fails).
 fn fill(path: &std::path::Path, dir: &std::path::Path, leave: u64) {
     use std::io::Write;
     let free = || {
@@ -399,13 +407,20 @@ fn fill(path: &std::path::Path, dir: &std::path::Path, leave: u64) {
             .and_then(|l| l.trim().parse::<u64>().ok())
             .unwrap_or(0)
     };
-    let mut f = std::fs::File::create(path).unwrap();
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .unwrap();
     let chunk = vec![0u8; 64 << 10];
     while free() > leave + chunk.len() as u64 {
         if f.write_all(&chunk).is_err() {
             break;
         }
         let _ = f.flush();
+    }
+    if leave == 0 {
+        while f.write_all(&chunk[..4096]).is_ok() {}
     }
 }
 

@@ -180,6 +180,11 @@ impl SqlTaskStore {
 
     /// SUBMITTED or WORKING tasks, of every agent, whose owner has been silent for
     /// `expiry` (at most `limit` of them). Also forgets instances silent for much longer.
+    ///
+    /// Never this process's own tasks: it is running them, whatever its heartbeat row says.
+    /// When its heartbeat could not be written for a while (a full disk fails writes while
+    /// reads still work), its own row looks silent, and its sweep would fail the tasks it
+    /// is still running.
     pub async fn abandoned(
         &self,
         expiry: Duration,
@@ -191,6 +196,7 @@ impl SqlTaskStore {
              LEFT JOIN a2a_instances i ON i.instance_id = t.owner
              WHERE t.state IN ($1, $2) AND t.updated_ms < $3
                AND (i.heartbeat_ms IS NULL OR i.heartbeat_ms < $3)
+               AND t.owner <> $4
              LIMIT {limit}"
         );
         let rows = self
@@ -199,6 +205,7 @@ impl SqlTaskStore {
                     .bind(i64::from(a2a_types::TaskState::Submitted.number()))
                     .bind(i64::from(a2a_types::TaskState::Working.number()))
                     .bind(cutoff)
+                    .bind(&*self.instance)
             })
             .await
             .map_err(backend)?;

@@ -24,7 +24,9 @@
 # Environment: STORES (memory; also sqlite), REQUESTS (5000), CONCURRENCY (4), KEEP (a
 # directory to keep the profiles in, NAME.cg.1, for `callgrind_annotate`), SERVE_ARGS (more
 # `a2a serve` flags, e.g. `--auth-token bench=t`) and BENCH_ARGS (more `a2a bench` flags for
-# those servers, e.g. `--token t`). The servers
+# those servers, e.g. `--token t`), MESSAGE_PREFIX (the conformance agent's scenario, by
+# messageId prefix: tck-complete-task; tck-stream-artifact-chunked works, sends two artifact
+# chunks, then completes). The servers
 # run with one tokio worker (TOKIO_WORKER_THREADS=1: callgrind runs one thread at a time
 # anyway, and fewer hand-offs make the count repeatable). Installs valgrind if missing
 # (apt-get).
@@ -59,7 +61,7 @@ send() {
   local port=$1 n=$2
   shift 2
   "${bins[0]}" bench "http://127.0.0.1:$port/" -c "$conc" -n "$n" --warmup 0 --json \
-    --message-id-prefix tck-complete-task "$@"
+    --message-id-prefix "${MESSAGE_PREFIX:-tck-complete-task}" "$@"
 }
 
 # count NAME BIN ARGS...: runs `BIN ARGS --port P` under callgrind; its profile of REQUESTS

@@ -29,7 +29,16 @@ const CREATE: &str = "INSERT INTO a2a_tasks (agent_id, id, context_id, state, st
     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8, ?9)
     ON CONFLICT (agent_id, id) DO NOTHING";
 
-const UPDATE: &str = "UPDATE a2a_tasks SET seq = ?4, state = ?5, status_ms = COALESCE(?6, status_ms), updated_ms = ?7, owner = ?8
+const UPDATE: &str =
+    "UPDATE a2a_tasks SET seq = ?4, state = ?5, status_ms = ?6, updated_ms = ?7, owner = ?8
+    WHERE agent_id = ?1 AND id = ?2 AND seq = ?3";
+
+/// [`UPDATE`] for events that set no status (artifact chunks, messages): SQLite rewrites the
+/// entry of every index holding a column the `SET` names, whether its value changes or not,
+/// so `status_ms`, which `a2a_tasks_by_status`, `_by_context` and `_by_principal` hold, is
+/// left out rather than set to itself.
+const UPDATE_NO_STATUS: &str =
+    "UPDATE a2a_tasks SET seq = ?4, state = ?5, updated_ms = ?6, owner = ?7
     WHERE agent_id = ?1 AND id = ?2 AND seq = ?3";
 
 const EVENTS: &str = "INSERT INTO a2a_task_events (agent_id, task_id, seq, state, event) VALUES (?1, ?2, ?3, ?4, ?5)";
@@ -115,22 +124,32 @@ impl WriteConn for Conn {
                 }
             }
         }
-        if !round.updates.is_empty() {
-            let mut update = tx.prepare_cached(UPDATE)?;
-            for p in &round.updates {
-                let row = params![
-                    &*p.key.0,
-                    p.key.1.as_str(),
-                    p.expected as i64,
-                    p.after.seq as i64,
-                    p.after.state.number(),
-                    p.status_ms,
+        for p in &round.updates {
+            let (key, id, expected) = (&*p.key.0, p.key.1.as_str(), p.expected as i64);
+            let (seq, state) = (p.after.seq as i64, p.after.state.number());
+            let changed = match p.status_ms {
+                Some(status_ms) => tx.prepare_cached(UPDATE)?.execute(params![
+                    key,
+                    id,
+                    expected,
+                    seq,
+                    state,
+                    status_ms,
                     round.now,
                     round.owner,
-                ];
-                if update.execute(row)? == 1 {
-                    written.push(*p);
-                }
+                ])?,
+                None => tx.prepare_cached(UPDATE_NO_STATUS)?.execute(params![
+                    key,
+                    id,
+                    expected,
+                    seq,
+                    state,
+                    round.now,
+                    round.owner,
+                ])?,
+            };
+            if changed == 1 {
+                written.push(*p);
             }
         }
         let (mut bytes, mut rows) = (0, written.len());

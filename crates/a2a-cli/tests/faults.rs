@@ -338,7 +338,8 @@ fn a_full_disk_fails_cleanly_and_recovers_by_itself() {
     let replica = Replica::start("r", &args, &dir.0);
     // Leave the store a little room: a fast load fills it within seconds. A slow one may
     // not (166 operations in 21 s once fit in 1 MiB), so what is left is filled up after
-    // two seconds of load.
+    // two seconds of load; and the disk is kept full until half the load has run, or, when
+    // the store has not run out yet (its log may reuse space it holds), until it has.
     let filler = disk.0.join("filler");
     fill(&filler, &disk.0, 1 << 20);
     let seconds = pick(20.0, 40.0);
@@ -346,9 +347,17 @@ fn a_full_disk_fails_cleanly_and_recovers_by_itself() {
     let load_started = Instant::now();
     let mut was_full = false;
     let mut filled_up = false;
-    while load_started.elapsed() < Duration::from_secs_f64(seconds / 2.0) {
+    loop {
+        let until = if was_full {
+            seconds / 2.0
+        } else {
+            seconds * 0.8
+        };
+        if load_started.elapsed() >= Duration::from_secs_f64(until) {
+            break;
+        }
         was_full |= !replica.answers("/readyz");
-        if !was_full && !filled_up && load_started.elapsed() > Duration::from_secs(2) {
+        if !filled_up && load_started.elapsed() > Duration::from_secs(2) {
             fill(&filler, &disk.0, 0);
             filled_up = true;
         }

@@ -181,10 +181,11 @@ impl SqlTaskStore {
     /// SUBMITTED or WORKING tasks, of every agent, whose owner has been silent for
     /// `expiry` (at most `limit` of them). Also forgets instances silent for much longer.
     ///
-    /// Never this process's own tasks: it is running them, whatever its heartbeat row says.
-    /// When its heartbeat could not be written for a while (a full disk fails writes while
-    /// reads still work), its own row looks silent, and its sweep would fail the tasks it
-    /// is still running.
+    /// Never this process's own tasks: its runtime knows which of them it runs, and fails
+    /// those whose turn ended while the store refused writes once the store is back, with
+    /// that reason. When its heartbeat could not be written for a while (a full disk fails
+    /// writes while reads still work), its own row looked silent, and its sweep failed
+    /// those tasks too, as left by a process that stopped, which this one had not.
     pub async fn abandoned(
         &self,
         expiry: Duration,

@@ -1,7 +1,7 @@
-//! A process never takes its own running tasks for abandoned, even when it could not write
-//! its heartbeat for longer than the lease expiry (on a full disk, reads still work while
-//! writes fail): failing them would end tasks that are still running here. Another process
-//! on the same database does find them, as it must when this one has crashed.
+//! A process never takes its own tasks for abandoned, even when it could not write its
+//! heartbeat for longer than the lease expiry (on a full disk, reads still work while writes
+//! fail): it has not stopped, and its runtime deals with its own tasks. Another process on
+//! the same database does find them, as it must when this one has crashed.
 
 use std::time::{Duration, Instant};
 

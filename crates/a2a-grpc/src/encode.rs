@@ -67,7 +67,8 @@ fn varint_len(v: u64) -> usize {
     (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
 }
 
-fn put_varint(buf: &mut BytesMut, mut v: u64) {
+/// Writes `v` as a varint at the end of `buf` (or, in a slice, at its start).
+fn put_varint(buf: &mut impl BufMut, mut v: u64) {
     while v >= 0x80 {
         buf.put_u8((v as u8) | 0x80);
         v >>= 7;
@@ -121,15 +122,10 @@ fn put_message(buf: &mut BytesMut, tag: u32, m: &impl ProtoFields) {
         buf[at] = len as u8;
         return;
     }
-    let extra = varint_len(len as u64) - 1;
-    buf.put_bytes(0, extra);
-    buf.copy_within(at + 1..at + 1 + len, at + 1 + extra);
-    let mut v = len;
-    for b in &mut buf[at..at + extra] {
-        *b = (v as u8) | 0x80;
-        v >>= 7;
-    }
-    buf[at + extra] = v as u8;
+    let len_bytes = varint_len(len as u64);
+    buf.put_bytes(0, len_bytes - 1);
+    buf.copy_within(at + 1..at + 1 + len, at + len_bytes);
+    put_varint(&mut &mut buf[at..at + len_bytes], len as u64);
 }
 
 fn put_messages<T: ProtoFields>(buf: &mut BytesMut, tag: u32, items: impl IntoIterator<Item = T>) {

@@ -12,7 +12,7 @@
 
 use std::sync::Arc;
 
-use rusqlite::{Connection, TransactionBehavior, params};
+use rusqlite::{Connection, ToSql, TransactionBehavior, params, params_from_iter};
 use tokio::sync::mpsc;
 
 use super::checkpoint::Checkpointer;
@@ -30,13 +30,14 @@ const CREATE: &str = "INSERT INTO a2a_tasks (agent_id, id, context_id, state, st
     ON CONFLICT (agent_id, id) DO NOTHING";
 
 const UPDATE: &str =
-    "UPDATE a2a_tasks SET seq = ?4, state = ?5, status_ms = ?6, updated_ms = ?7, owner = ?8
+    "UPDATE a2a_tasks SET seq = ?4, state = ?5, updated_ms = ?6, owner = ?7, status_ms = ?8
     WHERE agent_id = ?1 AND id = ?2 AND seq = ?3";
 
-/// [`UPDATE`] for events that set no status (artifact chunks, messages): SQLite rewrites the
-/// entry of every index holding a column the `SET` names, whether its value changes or not,
-/// so `status_ms`, which `a2a_tasks_by_status`, `_by_context` and `_by_principal` hold, is
-/// left out rather than set to itself.
+/// [`UPDATE`] for events that set no status (artifact chunks, messages), with the same
+/// parameters but the last: SQLite rewrites the entry of every index holding a column the
+/// `SET` names, whether its value changes or not, so `status_ms`, which
+/// `a2a_tasks_by_status`, `_by_context` and `_by_principal` hold, is left out rather than
+/// set to itself.
 const UPDATE_NO_STATUS: &str =
     "UPDATE a2a_tasks SET seq = ?4, state = ?5, updated_ms = ?6, owner = ?7
     WHERE agent_id = ?1 AND id = ?2 AND seq = ?3";
@@ -124,32 +125,28 @@ impl WriteConn for Conn {
                 }
             }
         }
-        for p in &round.updates {
-            let (key, id, expected) = (&*p.key.0, p.key.1.as_str(), p.expected as i64);
-            let (seq, state) = (p.after.seq as i64, p.after.state.number());
-            let changed = match p.status_ms {
-                Some(status_ms) => tx.prepare_cached(UPDATE)?.execute(params![
-                    key,
-                    id,
-                    expected,
-                    seq,
-                    state,
-                    status_ms,
-                    round.now,
-                    round.owner,
-                ])?,
-                None => tx.prepare_cached(UPDATE_NO_STATUS)?.execute(params![
-                    key,
-                    id,
-                    expected,
-                    seq,
-                    state,
-                    round.now,
-                    round.owner,
-                ])?,
-            };
-            if changed == 1 {
-                written.push(*p);
+        if !round.updates.is_empty() {
+            let mut with_status = tx.prepare_cached(UPDATE)?;
+            let mut without_status = tx.prepare_cached(UPDATE_NO_STATUS)?;
+            for p in &round.updates {
+                let agent: &str = &p.key.0;
+                let row: [&dyn ToSql; 7] = [
+                    &agent,
+                    &p.key.1,
+                    &(p.expected as i64),
+                    &(p.after.seq as i64),
+                    &p.after.state.number(),
+                    &round.now,
+                    &round.owner,
+                ];
+                let changed = match &p.status_ms {
+                    Some(ms) => with_status
+                        .execute(params_from_iter(row.into_iter().chain([ms as &dyn ToSql])))?,
+                    None => without_status.execute(row)?,
+                };
+                if changed == 1 {
+                    written.push(*p);
+                }
             }
         }
         let (mut bytes, mut rows) = (0, written.len());

@@ -24,6 +24,7 @@
 mod checkpoint;
 mod postgres;
 mod sqlite;
+mod wal_log;
 
 use std::collections::{HashMap, HashSet};
 use std::hash::BuildHasher;

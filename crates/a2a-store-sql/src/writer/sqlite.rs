@@ -12,7 +12,7 @@
 
 use std::sync::Arc;
 
-use rusqlite::{Connection, OpenFlags, ToSql, params, params_from_iter};
+use rusqlite::{Connection, ToSql, params, params_from_iter};
 use tokio::sync::mpsc;
 
 use super::checkpoint::Checkpointer;
@@ -76,14 +76,10 @@ struct Conn {
     checkpoints: Checkpointer,
 }
 
-/// Opens the writer's connection to `path`, with the VFS that writes a commit's log frames
-/// in one call (`wal_log.rs`) when it could be registered.
+/// Opens the writer's connection to `path`, through the VFS that writes a commit's log
+/// frames in two calls (`wal_log.rs`).
 fn open(path: &str) -> rusqlite::Result<Connection> {
-    let conn = if super::wal_log::register() {
-        Connection::open_with_flags_and_vfs(path, OpenFlags::default(), super::wal_log::NAME)?
-    } else {
-        Connection::open(path)?
-    };
+    let conn = super::wal_log::open(path)?;
     conn.execute_batch(crate::SQLITE_PRAGMAS)?;
     // The checkpointer does it, with the writer's help (`after_batch`).
     conn.execute_batch("PRAGMA wal_autocheckpoint=0;")?;

@@ -17,24 +17,37 @@
 //!   or a write that does not follow the last;
 //! - past [`LIMIT`] bytes held, and when the log is closed.
 //!
-//! What SQLite sees is unchanged:
+//! The log is also written by the other connections of the store's pool (heartbeats, push
+//! configs, retention), each in turn under SQLite's write lock. So nothing may stay held once
+//! the writer's transaction ends, committed or not: held bytes written later would land on
+//! frames another connection committed meanwhile. Two things make sure of it:
+//! - the connection never spills (`PRAGMA cache_spill = OFF`, set by [`open`]): SQLite then
+//!   writes frames only when it commits, not in the middle of a transaction, so a
+//!   transaction rolled back wrote nothing to the log. (A rollback does not call the log at
+//!   all, so anything held would have stayed held.) A round's dirty pages are bounded by its
+//!   events, which the writer holds in memory anyway;
+//! - a commit's writes end with the commit frame's page, written at once.
+//!
+//! What SQLite sees is then unchanged:
 //! - the order of the bytes in the file: a write that does not follow the held ones writes
 //!   them first;
 //! - what readers see: another connection reads a frame only once the commit has published
 //!   it in the shared index, which SQLite does after the commit frame's page is written, so
 //!   after this has written it;
-//! - a crash: a frame held and lost is a frame never written, and a commit returns only
-//!   after its frames were written to the file;
+//! - a crash: a commit returns only after its frames were written to the file, and frames
+//!   of a commit under way that were held and lost were never part of a commit;
 //! - an error: a write that fails reports its error to the call that wrote, and SQLite
 //!   fails that commit. (An earlier held write reported success; its commit fails all the
 //!   same, and the log's checksums make recovery ignore what it left.)
 //!
-//! Under `synchronous = FULL` SQLite syncs the log at each commit and may split a frame
-//! around its sync point; a sync that finds frames held turns holding off for good, so every
-//! write then goes straight through. The store runs `synchronous = NORMAL`, which never does.
+//! A sync that finds frames held (not the log's header alone, written as the log starts
+//! over) turns holding off for good, so every write then goes straight through. SQLite
+//! syncs a log with frames of a commit under way only under `synchronous = FULL` on a file
+//! system without power-safe overwrites, where it may split a frame around the sync point;
+//! the store runs `synchronous = NORMAL`.
 //!
-//! Only the writer's connection opens its database with this VFS (`a2a-wal-log`): the
-//! readers and the checkpointer read what it published, through the default VFS.
+//! Only the writer's connection opens its database with this VFS (`a2a-wal-log`); the pool
+//! and the checkpointer use the default VFS.
 //!
 //! This is the store's only `unsafe` code: a VFS is a table of C functions over memory that
 //! SQLite allocates.
@@ -46,7 +59,7 @@ use std::sync::OnceLock;
 use rusqlite::ffi;
 
 /// The VFS's name, for `Connection::open_with_flags_and_vfs`.
-pub(super) const NAME: &str = "a2a-wal-log";
+const NAME: &str = "a2a-wal-log";
 const NAME_C: &CStr = c"a2a-wal-log";
 
 /// The size of a frame's header in the log.
@@ -68,8 +81,20 @@ unsafe impl Sync for DefaultVfs {}
 
 static DEFAULT: OnceLock<Option<DefaultVfs>> = OnceLock::new();
 
+/// Opens the writer's connection to `path` through this VFS, with spilling off (see the
+/// module's doc); through the default VFS if this one could not be registered.
+pub(super) fn open(path: &str) -> rusqlite::Result<rusqlite::Connection> {
+    use rusqlite::{Connection, OpenFlags};
+    if !register() {
+        return Connection::open(path);
+    }
+    let conn = Connection::open_with_flags_and_vfs(path, OpenFlags::default(), NAME)?;
+    conn.execute_batch("PRAGMA cache_spill = OFF;")?;
+    Ok(conn)
+}
+
 /// Registers the VFS, once; false if SQLite has no default VFS or refused it.
-pub(super) fn register() -> bool {
+fn register() -> bool {
     DEFAULT
         .get_or_init(|| {
             // SAFETY: `sqlite3_vfs_find(NULL)` returns SQLite's default VFS, which lives as
@@ -85,7 +110,7 @@ pub(super) fn register() -> bool {
                 vfs.szOsFile = std::mem::size_of::<LogFile>() as c_int + (*default).szOsFile;
                 vfs.pNext = std::ptr::null_mut();
                 vfs.zName = NAME_C.as_ptr();
-                vfs.xOpen = Some(open);
+                vfs.xOpen = Some(open_file);
                 let vfs = Box::leak(Box::new(vfs));
                 (ffi::sqlite3_vfs_register(vfs, 0) == ffi::SQLITE_OK).then_some(DefaultVfs(default))
             }
@@ -132,7 +157,7 @@ static METHODS: ffi::sqlite3_io_methods = ffi::sqlite3_io_methods {
 
 /// `xOpen`: the log as a [`LogFile`] over the default VFS's file; any other file is the
 /// default VFS's own, in the space SQLite gave.
-unsafe extern "C" fn open(
+unsafe extern "C" fn open_file(
     _vfs: *mut ffi::sqlite3_vfs,
     name: *const c_char,
     file: *mut ffi::sqlite3_file,
@@ -181,7 +206,7 @@ unsafe extern "C" fn open(
 /// The [`LogFile`] SQLite calls a method of.
 ///
 /// # Safety
-/// `file` is a log opened by [`open`] and not yet closed; SQLite calls one method of a file
+/// `file` is a log opened by [`open_file`] and not yet closed; SQLite calls one method of a file
 /// at a time.
 unsafe fn log<'a>(file: *mut ffi::sqlite3_file) -> &'a mut LogFile {
     // SAFETY: as the function's contract says.
@@ -361,7 +386,7 @@ unsafe extern "C" fn device_characteristics(file: *mut ffi::sqlite3_file) -> c_i
 mod tests {
     use std::cell::Cell;
 
-    use rusqlite::{Connection, OpenFlags};
+    use rusqlite::Connection;
 
     thread_local! {
         /// Writes this thread's logs made to their files.
@@ -394,20 +419,76 @@ mod tests {
         .unwrap()
     }
 
-    #[test]
-    fn a_commit_is_written_in_a_few_calls_and_seen_whole_by_another_connection() {
-        assert!(super::register());
+    /// A database in a directory of its own, and the writer's connection to it as the store
+    /// opens it.
+    fn database() -> (std::path::PathBuf, std::path::PathBuf, Connection) {
         let dir = std::env::temp_dir().join(format!("a2a-wal-log-{}", uuid::Uuid::new_v4()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("db.sqlite");
-        let writer =
-            Connection::open_with_flags_and_vfs(&path, OpenFlags::default(), super::NAME).unwrap();
+        let writer = super::open(path.to_str().unwrap()).unwrap();
         writer
             .execute_batch(
                 "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA wal_autocheckpoint=0;
                  CREATE TABLE t (id INTEGER PRIMARY KEY, body BLOB);",
             )
             .unwrap();
+        (dir, path, writer)
+    }
+
+    /// The files as a crash would leave them, copied without the shared index (so the copy
+    /// recovers from the log alone, checking every frame's checksum), and what it holds.
+    fn recovered(dir: &std::path::Path, path: &std::path::Path) -> (i64, i64) {
+        let copy = dir.join(format!("copy-{}.sqlite", uuid::Uuid::new_v4()));
+        std::fs::copy(path, &copy).unwrap();
+        std::fs::copy(
+            path.with_extension("sqlite-wal"),
+            copy.with_extension("sqlite-wal"),
+        )
+        .unwrap();
+        let conn = Connection::open(&copy).unwrap();
+        let check: String = conn
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(check, "ok");
+        seen(&conn)
+    }
+
+    #[test]
+    fn a_transaction_rolled_back_leaves_nothing_to_land_on_another_connections_commit() {
+        let (dir, path, writer) = database();
+        let other = Connection::open(&path).unwrap();
+        insert(&writer, 1, 100, 0);
+
+        // A round larger than the page cache, rolled back: were it spilled to the log and
+        // held, its frames would be written later over the other connection's commit. (With
+        // the log emptied first, the rollback reads no page back from it, which would have
+        // written them at once.)
+        writer
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+            .unwrap();
+        writer.execute_batch("PRAGMA cache_size=8").unwrap();
+        let tx = writer.unchecked_transaction().unwrap();
+        for i in 1..200 {
+            tx.execute("INSERT INTO t (id, body) VALUES (?1, zeroblob(3000))", [i])
+                .unwrap();
+        }
+        tx.rollback().unwrap();
+
+        insert(&other, 3, 500, 1000);
+        // The writer reads, then commits again: anything held would be written now.
+        assert_eq!(seen(&writer), (4, 1600));
+        insert(&writer, 2, 700, 2000);
+
+        let expected = (6, 3000);
+        assert_eq!(seen(&other), expected);
+        assert_eq!(recovered(&dir, &path), expected);
+        drop((writer, other));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_commit_is_written_in_a_few_calls_and_seen_whole_by_another_connection() {
+        let (dir, path, writer) = database();
         let reader = Connection::open(&path).unwrap();
 
         // Sixty pages in one commit: the frames and the commit frame's header in calls of up
@@ -448,7 +529,10 @@ mod tests {
         // its commit, then changes pages it spilled: SQLite overwrites those frames in place
         // and rewrites the checksums of the frames after them, the commit frame's header
         // last, with no page after it.
-        writer.execute_batch("PRAGMA cache_size=8").unwrap();
+        // (The store's writer never spills; the VFS writes such a commit right all the same.)
+        writer
+            .execute_batch("PRAGMA cache_size=8; PRAGMA cache_spill=ON")
+            .unwrap();
         let tx = writer.unchecked_transaction().unwrap();
         for i in 0..100 {
             tx.execute(
@@ -467,16 +551,7 @@ mod tests {
         // What the files hold now, as a crash would leave them (the shared index left behind,
         // so the copy recovers from the log alone, checking every frame's checksum): every
         // commit, the last included, was written before it returned.
-        let copy = dir.join("copy.sqlite");
-        std::fs::copy(&path, &copy).unwrap();
-        std::fs::copy(
-            path.with_extension("sqlite-wal"),
-            copy.with_extension("sqlite-wal"),
-        )
-        .unwrap();
-        let recovered = Connection::open(&copy).unwrap();
-        assert_eq!(seen(&recovered), (rows, bytes));
-        drop(recovered);
+        assert_eq!(recovered(&dir, &path), (rows, bytes));
 
         drop(writer);
         drop(reader);

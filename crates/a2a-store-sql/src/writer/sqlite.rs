@@ -79,11 +79,11 @@ struct Conn {
 /// Opens the writer's connection to `path`, through the VFS that writes a commit's log
 /// frames in two calls (`wal_log.rs`).
 fn open(path: &str) -> rusqlite::Result<Connection> {
-    let conn = super::wal_log::open(path)?;
-    conn.execute_batch(crate::SQLITE_PRAGMAS)?;
-    // The checkpointer does it, with the writer's help (`after_batch`).
-    conn.execute_batch("PRAGMA wal_autocheckpoint=0;")?;
-    Ok(conn)
+    // Checkpoints: the checkpointer does them, with the writer's help (`after_batch`).
+    super::wal_log::open(
+        path,
+        &[crate::SQLITE_PRAGMAS, "PRAGMA wal_autocheckpoint=0;"],
+    )
 }
 
 /// A transaction begun with `BEGIN IMMEDIATE`, whose `BEGIN`, `COMMIT` and `ROLLBACK` are

@@ -1,4 +1,4 @@
-//! A SQLite VFS for the writer's connection that writes a commit's log frames in one call.
+//! A SQLite VFS for the writer's connection that writes a commit's log frames in two calls.
 //!
 //! SQLite writes each frame of its write-ahead log in two calls, the frame's 24-byte header,
 //! then its page. A commit of a round of sends writes some twenty frames, so forty `pwrite`s,
@@ -21,7 +21,8 @@
 //! configs, retention), each in turn under SQLite's write lock. So nothing may stay held once
 //! the writer's transaction ends, committed or not: held bytes written later would land on
 //! frames another connection committed meanwhile. Two things make sure of it:
-//! - the connection never spills (`PRAGMA cache_spill = OFF`, set by [`open`]): SQLite then
+//! - the connection never spills (`PRAGMA cache_spill = OFF`, set by [`open`] after any
+//!   other pragma, so that none undoes it): SQLite then
 //!   writes frames only when it commits, not in the middle of a transaction, so a
 //!   transaction rolled back wrote nothing to the log. (A rollback does not call the log at
 //!   all, so anything held would have stayed held.) A round's dirty pages are bounded by its
@@ -65,6 +66,9 @@ const NAME_C: &CStr = c"a2a-wal-log";
 /// The size of a frame's header in the log.
 const FRAME_HEADER: c_int = 24;
 
+/// The size of the log's own header, at its start.
+const LOG_HEADER: usize = 32;
+
 /// Held bytes past which they are written whatever comes next.
 const LIMIT: usize = 1 << 20;
 
@@ -81,41 +85,61 @@ unsafe impl Sync for DefaultVfs {}
 
 static DEFAULT: OnceLock<Option<DefaultVfs>> = OnceLock::new();
 
-/// Opens the writer's connection to `path` through this VFS, with spilling off (see the
-/// module's doc); through the default VFS if this one could not be registered.
-pub(super) fn open(path: &str) -> rusqlite::Result<rusqlite::Connection> {
+/// Opens the writer's connection to `path` through this VFS and runs `pragmas` on it, then
+/// turns spilling off, which this VFS needs whatever they say (see the module's doc).
+/// Through the default VFS, with `pragmas` alone, if this one could not be registered.
+pub(super) fn open(path: &str, pragmas: &[&str]) -> rusqlite::Result<rusqlite::Connection> {
     use rusqlite::{Connection, OpenFlags};
-    if !register() {
-        return Connection::open(path);
+    let registered = register();
+    let conn = if registered {
+        Connection::open_with_flags_and_vfs(path, OpenFlags::default(), NAME)?
+    } else {
+        Connection::open(path)?
+    };
+    for pragma in pragmas {
+        conn.execute_batch(pragma)?;
     }
-    let conn = Connection::open_with_flags_and_vfs(path, OpenFlags::default(), NAME)?;
-    conn.execute_batch("PRAGMA cache_spill = OFF;")?;
+    if registered {
+        conn.execute_batch("PRAGMA cache_spill = OFF;")?;
+    }
     Ok(conn)
 }
 
-/// Registers the VFS, once; false if SQLite has no default VFS or refused it.
+/// Registers the VFS, once; false (and a warning, once) if SQLite has no default VFS or
+/// refused it.
 fn register() -> bool {
     DEFAULT
         .get_or_init(|| {
-            // SAFETY: `sqlite3_vfs_find(NULL)` returns SQLite's default VFS, which lives as
-            // long as the process; the copy leaked here does too, as SQLite requires of a
-            // registered VFS. Every method but `xOpen` is the default one's, with its
-            // `pAppData`; `unix`'s methods other than `xOpen` do not read the VFS they get.
-            unsafe {
-                let default = ffi::sqlite3_vfs_find(std::ptr::null());
-                if default.is_null() {
-                    return None;
-                }
-                let mut vfs: ffi::sqlite3_vfs = *default;
-                vfs.szOsFile = std::mem::size_of::<LogFile>() as c_int + (*default).szOsFile;
-                vfs.pNext = std::ptr::null_mut();
-                vfs.zName = NAME_C.as_ptr();
-                vfs.xOpen = Some(open_file);
-                let vfs = Box::leak(Box::new(vfs));
-                (ffi::sqlite3_vfs_register(vfs, 0) == ffi::SQLITE_OK).then_some(DefaultVfs(default))
+            let registered = register_now();
+            if registered.is_none() {
+                tracing::warn!(
+                    "SQLite refused the log-writing VFS: the writer writes its log through the default one"
+                );
             }
+            registered
         })
         .is_some()
+}
+
+/// Registers a copy of the default VFS whose `xOpen` is [`open_file`]; returns the default.
+fn register_now() -> Option<DefaultVfs> {
+    // SAFETY: `sqlite3_vfs_find(NULL)` returns SQLite's default VFS, which lives as
+    // long as the process; the copy leaked here does too, as SQLite requires of a
+    // registered VFS. Every method but `xOpen` is the default one's, with its
+    // `pAppData`; `unix`'s methods other than `xOpen` do not read the VFS they get.
+    unsafe {
+        let default = ffi::sqlite3_vfs_find(std::ptr::null());
+        if default.is_null() {
+            return None;
+        }
+        let mut vfs: ffi::sqlite3_vfs = *default;
+        vfs.szOsFile = std::mem::size_of::<LogFile>() as c_int + (*default).szOsFile;
+        vfs.pNext = std::ptr::null_mut();
+        vfs.zName = NAME_C.as_ptr();
+        vfs.xOpen = Some(open_file);
+        let vfs = Box::leak(Box::new(vfs));
+        (ffi::sqlite3_vfs_register(vfs, 0) == ffi::SQLITE_OK).then_some(DefaultVfs(default))
+    }
 }
 
 /// An open log: SQLite's file object (first, as SQLite casts it), then the default VFS's
@@ -132,6 +156,9 @@ struct LogFile {
     /// Every write goes straight through (see the module's doc).
     passthrough: bool,
 }
+
+// The default VFS's file follows a `LogFile` in SQLite's 8-aligned allocation.
+const _: () = assert!(std::mem::size_of::<LogFile>().is_multiple_of(8));
 
 static METHODS: ffi::sqlite3_io_methods = ffi::sqlite3_io_methods {
     iVersion: 1,
@@ -223,12 +250,14 @@ impl LogFile {
 
     /// Writes what is held, in calls the default VFS takes whole.
     fn flush(&mut self) -> c_int {
-        let Some(write) = self.inner_methods().xWrite else {
-            return ffi::SQLITE_IOERR_WRITE;
-        };
+        let write = self.inner_methods().xWrite;
         let mut rc = ffi::SQLITE_OK;
         let mut offset = self.start;
         for chunk in self.held.chunks(MAX_WRITE) {
+            let Some(write) = write else {
+                rc = ffi::SQLITE_IOERR_WRITE;
+                break;
+            };
             // SAFETY: `chunk` is alive for the call; the inner file is open.
             rc = unsafe {
                 write(
@@ -344,7 +373,7 @@ unsafe extern "C" fn sync(file: *mut ffi::sqlite3_file, flags: c_int) -> c_int {
     let log = unsafe { log(file) };
     // Frames held at a sync: a commit under `synchronous = FULL`. Not the log's header alone
     // (synced as the log starts over), nor nothing (a checkpoint's sync).
-    if !(log.held.is_empty() || (log.start == 0 && log.held.len() == 32)) {
+    if !(log.held.is_empty() || (log.start == 0 && log.held.len() == LOG_HEADER)) {
         log.passthrough = true;
     }
     forward!(file, xSync, flush, flags)
@@ -419,43 +448,40 @@ mod tests {
         .unwrap()
     }
 
-    /// A database in a directory of its own, and the writer's connection to it as the store
-    /// opens it.
-    fn database() -> (std::path::PathBuf, std::path::PathBuf, Connection) {
-        let dir = std::env::temp_dir().join(format!("a2a-wal-log-{}", uuid::Uuid::new_v4()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("db.sqlite");
-        let writer = super::open(path.to_str().unwrap()).unwrap();
+    /// A new database file, and the writer's connection to it as the store opens it.
+    fn database() -> (String, Connection) {
+        let url = crate::test_util::sqlite_url();
+        let path = url.trim_start_matches("sqlite:").to_owned();
+        let writer = super::open(&path, &[crate::SQLITE_PRAGMAS]).unwrap();
         writer
             .execute_batch(
-                "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA wal_autocheckpoint=0;
-                 CREATE TABLE t (id INTEGER PRIMARY KEY, body BLOB);",
+                "PRAGMA wal_autocheckpoint=0; CREATE TABLE t (id INTEGER PRIMARY KEY, body BLOB);",
             )
             .unwrap();
-        (dir, path, writer)
+        (path, writer)
+    }
+
+    fn integrity(conn: &Connection) -> String {
+        conn.query_row("PRAGMA integrity_check", [], |r| r.get(0))
+            .unwrap()
     }
 
     /// The files as a crash would leave them, copied without the shared index (so the copy
     /// recovers from the log alone, checking every frame's checksum), and what it holds.
-    fn recovered(dir: &std::path::Path, path: &std::path::Path) -> (i64, i64) {
-        let copy = dir.join(format!("copy-{}.sqlite", uuid::Uuid::new_v4()));
+    fn recovered(path: &str) -> (i64, i64) {
+        let copy = crate::test_util::sqlite_url()
+            .trim_start_matches("sqlite:")
+            .to_owned();
         std::fs::copy(path, &copy).unwrap();
-        std::fs::copy(
-            path.with_extension("sqlite-wal"),
-            copy.with_extension("sqlite-wal"),
-        )
-        .unwrap();
+        std::fs::copy(format!("{path}-wal"), format!("{copy}-wal")).unwrap();
         let conn = Connection::open(&copy).unwrap();
-        let check: String = conn
-            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
-            .unwrap();
-        assert_eq!(check, "ok");
+        assert_eq!(integrity(&conn), "ok");
         seen(&conn)
     }
 
     #[test]
     fn a_transaction_rolled_back_leaves_nothing_to_land_on_another_connections_commit() {
-        let (dir, path, writer) = database();
+        let (path, writer) = database();
         let other = Connection::open(&path).unwrap();
         insert(&writer, 1, 100, 0);
 
@@ -481,14 +507,12 @@ mod tests {
 
         let expected = (6, 3000);
         assert_eq!(seen(&other), expected);
-        assert_eq!(recovered(&dir, &path), expected);
-        drop((writer, other));
-        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(recovered(&path), expected);
     }
 
     #[test]
     fn a_commit_is_written_in_a_few_calls_and_seen_whole_by_another_connection() {
-        let (dir, path, writer) = database();
+        let (path, writer) = database();
         let reader = Connection::open(&path).unwrap();
 
         // Sixty pages in one commit: the frames and the commit frame's header in calls of up
@@ -551,17 +575,12 @@ mod tests {
         // What the files hold now, as a crash would leave them (the shared index left behind,
         // so the copy recovers from the log alone, checking every frame's checksum): every
         // commit, the last included, was written before it returned.
-        assert_eq!(recovered(&dir, &path), (rows, bytes));
+        assert_eq!(recovered(&path), (rows, bytes));
 
         drop(writer);
         drop(reader);
         let reopened = Connection::open(&path).unwrap();
         assert_eq!(seen(&reopened), (rows, bytes));
-        let check: String = reopened
-            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
-            .unwrap();
-        assert_eq!(check, "ok");
-        drop(reopened);
-        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(integrity(&reopened), "ok");
     }
 }

@@ -16,7 +16,8 @@
 # BINDING (jsonrpc; grpc or rest: a2a bench alone, over that binding), TEXT (a2a bench's
 # message text, e.g. 2 000 characters for answers of a few KB).
 # Besides the rates, each run reports the server's CPU time per request (user + system, from
-# /proc), which varies much less than the rate on a shared machine.
+# /proc), which varies much less than the rate on a shared machine; on SQLite, its writer
+# thread's; on a PostgreSQL of this machine, the CPU of all its processes per request.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -54,6 +55,16 @@ writer_ticks() {
     fi
   done
 }
+# PostgreSQL's CPU (every process of the local server's user, the backends of both sides
+# and the background writers alike), when the store is PostgreSQL on this machine.
+pg_ticks() {
+  case "$store" in postgres*) ;; *) return ;; esac
+  local sum=0 p
+  for p in $(pgrep -u postgres 2>/dev/null); do
+    sum=$(( sum + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0) ))
+  done
+  echo "$sum"
+}
 tick_us=$(( 1000000 / $(getconf CLK_TCK) ))
 start() { # NAME BIN
   local p s; p=$(free_port)
@@ -83,17 +94,17 @@ start() { # NAME BIN
 start A "$a_bin"
 start B "$b_bin"
 
-declare -A wrk_rates bench_rates wrk_cpu bench_cpu wrk_writer bench_writer
+declare -A wrk_rates bench_rates wrk_cpu bench_cpu wrk_writer bench_writer wrk_pg bench_pg
 cpu_per_req() { # TICKS_BEFORE TICKS_AFTER REQUESTS
   python3 -c "print(round(($2 - $1) * $tick_us / max($3, 1), 1))"
 }
 measure_from() { # SIDE: the server's CPU (and its SQLite writer's) from now on
-  t0=$(cpu_ticks "${pid[$1]}"); w0=$(writer_ticks "${pid[$1]}")
+  t0=$(cpu_ticks "${pid[$1]}"); w0=$(writer_ticks "${pid[$1]}"); g0=$(pg_ticks)
 }
 record() { # TOOL SIDE LABEL RATE REQUESTS: one run's figures since measure_from
-  local t1 w1 cpu wcpu line
-  declare -n rates="$1_rates" cpus="$1_cpu" writers="$1_writer"
-  t1=$(cpu_ticks "${pid[$2]}"); w1=$(writer_ticks "${pid[$2]}")
+  local t1 w1 g1 cpu wcpu gcpu line
+  declare -n rates="$1_rates" cpus="$1_cpu" writers="$1_writer" pgs="$1_pg"
+  t1=$(cpu_ticks "${pid[$2]}"); w1=$(writer_ticks "${pid[$2]}"); g1=$(pg_ticks)
   cpu=$(cpu_per_req "$t0" "$t1" "$5")
   rates[$2]+="$4 "; cpus[$2]+="$cpu "
   line="round $r $2 $3: $4 req/s, server CPU $cpu us/req"
@@ -101,6 +112,11 @@ record() { # TOOL SIDE LABEL RATE REQUESTS: one run's figures since measure_from
     wcpu=$(cpu_per_req "$w0" "$w1" "$5")
     writers[$2]+="$wcpu "
     line+=", SQLite writer $wcpu us/req"
+  fi
+  if [ -n "$g1" ]; then
+    gcpu=$(cpu_per_req "$g0" "$g1" "$5")
+    pgs[$2]+="$gcpu "
+    line+=", PostgreSQL $gcpu us/req"
   fi
   echo "$line"
 }
@@ -124,7 +140,7 @@ for r in $(seq "$rounds"); do
 done
 median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 for tool in wrk bench; do
-  declare -n rates="${tool}_rates" cpus="${tool}_cpu" writers="${tool}_writer"
+  declare -n rates="${tool}_rates" cpus="${tool}_cpu" writers="${tool}_writer" pgs="${tool}_pg"
   [ -n "${rates[A]:-}" ] || continue
   a=$(echo "${rates[A]}" | median); b=$(echo "${rates[B]}" | median)
   ca=$(echo "${cpus[A]}" | median); cb=$(echo "${cpus[B]}" | median)
@@ -132,6 +148,10 @@ for tool in wrk bench; do
   if [ -n "${writers[A]:-}" ] && [ -n "${writers[B]:-}" ]; then
     wa=$(echo "${writers[A]}" | median); wb=$(echo "${writers[B]}" | median)
     writer="; SQLite writer A $wa, B $wb us/req; B/A $(python3 -c "print(f'{$wb/max($wa, 0.1):.3f}')")"
+  fi
+  if [ -n "${pgs[A]:-}" ] && [ -n "${pgs[B]:-}" ]; then
+    ga=$(echo "${pgs[A]}" | median); gb=$(echo "${pgs[B]}" | median)
+    writer+="; PostgreSQL A $ga, B $gb us/req; B/A $(python3 -c "print(f'{$gb/max($ga, 0.1):.3f}')")"
   fi
   echo "median $tool ($store): A $a, B $b req/s; B/A $(python3 -c "print(f'{$b/$a:.3f}')"); server CPU A $ca, B $cb us/req; B/A $(python3 -c "print(f'{$cb/$ca:.3f}')")$writer"
 done

@@ -19,6 +19,7 @@ use tower::ServiceExt;
 use super::ConnectionLimits;
 use super::deadlines::Deadlines;
 use super::gather::gathered;
+use super::head_timer::HeadTimer;
 use super::http2::{OneTask, StreamQueue};
 use super::sniff::{self, Protocol};
 use super::tls::Tls;
@@ -26,7 +27,9 @@ use crate::limits::PeerAddr;
 
 /// The connection builders, configured alike: one that tells the version itself (TLS
 /// without ALPN, refusals) and one for each version, when it is known. HTTP/2's is made
-/// for each connection, whose streams it queues for the connection's task (`http2.rs`).
+/// for each connection, whose streams it queues for the connection's task (`http2.rs`);
+/// HTTP/1.1's is copied for each connection, whose head deadlines share one clock
+/// (`head_timer.rs`).
 #[derive(Debug)]
 pub(super) struct Builders {
     pub(super) detect: auto::Builder<TokioExecutor>,
@@ -53,7 +56,6 @@ impl Builders {
             .max_header_list_size(max_header_list_size);
         let mut http1 = hyper::server::conn::http1::Builder::new();
         http1
-            .timer(TokioTimer::new())
             .header_read_timeout(limits.header_read_timeout)
             .max_buf_size(max_head);
         Self {
@@ -62,6 +64,14 @@ impl Builders {
             http2_keep_alive_interval: limits.http2_keep_alive_interval,
             max_header_list_size,
         }
+    }
+
+    /// The HTTP/1.1 builder of one connection: `http1` with the connection's own clock for
+    /// its head deadlines.
+    fn http1(&self) -> hyper::server::conn::http1::Builder {
+        let mut http1 = self.http1.clone();
+        http1.timer(HeadTimer::default());
+        http1
     }
 
     /// The HTTP/2 builder of one connection, configured as `detect`'s HTTP/2 half, whose
@@ -117,7 +127,7 @@ impl Accepted {
                 let service = service(self.app, self.peer, false);
                 let conn = self
                     .builders
-                    .http1
+                    .http1()
                     .serve_connection(TokioIo::new(io), service);
                 Ok(self.watcher.watch(conn).await?)
             }
@@ -151,7 +161,7 @@ impl Accepted {
             let service = service(self.app, self.peer, true);
             let conn = self
                 .builders
-                .http1
+                .http1()
                 .serve_connection(TokioIo::new(stream), service);
             return Ok(self.watcher.watch(conn).await?);
         }

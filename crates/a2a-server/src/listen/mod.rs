@@ -34,6 +34,7 @@ use tokio::sync::Semaphore;
 mod connection;
 mod deadlines;
 mod gather;
+mod head_timer;
 mod http2;
 mod refuse;
 mod sniff;

@@ -1,5 +1,6 @@
 //! The live side of one task: its single writer and its running executions.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use a2a_telemetry::AttrValue;
@@ -60,7 +61,7 @@ pub(crate) struct ExecutionSlot {
     /// Fired by `CancelTask`.
     pub(crate) cancel: CancellationToken,
     /// Fired when the execution ends (normally or aborted).
-    pub(crate) done: CancellationToken,
+    pub(crate) done: Ended,
     /// Aborts the execution (wherever it is being polled).
     pub(crate) abort: AbortHandle,
 }
@@ -69,12 +70,47 @@ impl ExecutionSlot {
     /// Once canceled: waits up to `grace` for the execution to end, then aborts it.
     pub(crate) async fn end_within(&self, grace: std::time::Duration) {
         tokio::select! {
-            () = self.done.cancelled() => {}
+            () = self.done.wait() => {}
             () = tokio::time::sleep(grace) => {
                 tracing::warn!("aborting an execution that ignored its cancellation");
                 self.abort.abort();
             }
         }
+    }
+}
+
+/// Fired once, when an execution ends; waited for by a cancel's grace period and by the
+/// remote-cancel watcher. Not a `CancellationToken`, whose every clone and drop takes its
+/// node's lock (and whose cancel walks its children): every execution makes one, and hardly
+/// any is waited for.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Ended(Arc<EndedInner>);
+
+#[derive(Debug, Default)]
+struct EndedInner {
+    fired: AtomicBool,
+    notify: tokio::sync::Notify,
+}
+
+impl Ended {
+    pub(crate) fn fire(&self) {
+        self.0.fired.store(true, Ordering::SeqCst);
+        self.0.notify.notify_waiters();
+    }
+
+    pub(crate) fn has_fired(&self) -> bool {
+        self.0.fired.load(Ordering::SeqCst)
+    }
+
+    /// Returns once [`fire`](Self::fire) was called, before or after.
+    pub(crate) async fn wait(&self) {
+        // A `Notified` made before `notify_waiters` is woken by it, polled or not: made
+        // first, it cannot miss a fire that the check below does not see.
+        let notified = self.0.notify.notified();
+        if self.has_fired() {
+            return;
+        }
+        notified.await;
     }
 }
 

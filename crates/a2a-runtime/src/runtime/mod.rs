@@ -25,7 +25,7 @@ use tracing::Instrument;
 pub use self::errors::{StoreFailure, store_failure, task_not_created, terminal_task};
 pub use stream::{StreamItem, StreamPayload, TaskEventStream};
 
-use self::active::{ActiveRef, ActiveTask, ExecutionSlot};
+use self::active::{ActiveRef, ActiveTask, Ended, ExecutionSlot};
 pub use self::execution::Execution;
 use self::stream::ClosePolicy;
 use crate::bus::{BusEvent, EventBus};
@@ -284,7 +284,7 @@ impl TaskRuntime {
         if sh.shutdown.is_cancelled() {
             cancel.cancel();
         }
-        let done = CancellationToken::new();
+        let done = Ended::default();
         let id = sh.next_execution.fetch_add(1, Ordering::Relaxed);
         let updater = TaskUpdater::new(
             ctx.task_id.clone(),
@@ -298,7 +298,7 @@ impl TaskRuntime {
         let (abort, registration) = AbortHandle::new_pair();
         let slot = ExecutionSlot {
             id,
-            cancel: cancel.clone(),
+            cancel,
             done: done.clone(),
             abort,
         };
@@ -314,7 +314,7 @@ impl TaskRuntime {
         let span = crate::telemetry::task_span(&ctx.task_id, &ctx.context_id);
         // Boxed, the context (850 bytes) takes a pointer's room in this execution's future,
         // which lives as long as the agent runs; it moves on into the agent's own future.
-        let run = run_execution(self.clone(), Box::new(ctx), updater.clone(), cancel, guard);
+        let run = run_execution(self.clone(), Box::new(ctx), updater.clone(), guard);
         let run = Abortable::new(run, registration)
             .map(|_| ())
             .instrument(span);
@@ -659,13 +659,24 @@ pub enum Recovery {
 struct ExecutionGuard {
     active: ActiveRef,
     id: u64,
-    done: CancellationToken,
+    done: Ended,
+}
+
+impl ExecutionGuard {
+    /// Whether the execution's cancellation token was fired (read from its slot, so that the
+    /// execution's future holds no clone of the token: each clone and drop takes a lock).
+    fn canceled(&self) -> bool {
+        self.active
+            .slots()
+            .iter()
+            .any(|s| s.id == self.id && s.cancel.is_cancelled())
+    }
 }
 
 impl Drop for ExecutionGuard {
     fn drop(&mut self) {
         self.active.slots().retain(|s| s.id != self.id);
-        self.done.cancel();
+        self.done.fire();
     }
 }
 
@@ -673,7 +684,6 @@ async fn run_execution(
     runtime: TaskRuntime,
     ctx: Box<RequestContext>,
     updater: TaskUpdater,
-    cancel: CancellationToken,
     guard: ExecutionGuard,
 ) {
     let started = std::time::Instant::now();
@@ -691,7 +701,8 @@ async fn run_execution(
     crate::metrics::global().executor_run(outcome, started.elapsed());
     // Most agents end their turn themselves; the state to end it for them (an update) is
     // boxed only when needed, so it takes no room in every execution's future.
-    let unwritten = !updater.turn_ended() && Box::pin(finish(&updater, result, &cancel)).await;
+    let unwritten =
+        !updater.turn_ended() && Box::pin(finish(&updater, result, guard.canceled())).await;
     drop(guard);
     if unwritten {
         let task_id = updater.task_id().to_owned();
@@ -737,7 +748,7 @@ async fn fail_when_store_returns(runtime: TaskRuntime, task_id: String) {
 async fn finish(
     updater: &TaskUpdater,
     result: Result<Result<(), AgentError>, Box<dyn std::any::Any + Send>>,
-    cancel: &CancellationToken,
+    canceled: bool,
 ) -> bool {
     let task_id = updater.task_id();
     let reason = match &result {
@@ -758,7 +769,7 @@ async fn finish(
         }
         return false;
     }
-    let (state, text) = if cancel.is_cancelled() {
+    let (state, text) = if canceled {
         (TaskState::Canceled, "task canceled".to_owned())
     } else {
         let text = reason.unwrap_or_else(|| {

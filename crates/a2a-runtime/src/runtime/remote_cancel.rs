@@ -143,7 +143,7 @@ async fn sweep(queue: Arc<Queue>, shared: Weak<Shared>) {
                 state.pending.drain(..old).collect::<Vec<_>>()
             };
             for Pending { task_id, slot, .. } in due {
-                if slot.done.is_cancelled() {
+                if slot.done.has_fired() {
                     continue;
                 }
                 // The execution holds its task's entry while it runs.
@@ -180,7 +180,7 @@ fn spawn_watcher(
 ) {
     tokio::spawn(async move {
         let ended = tokio::select! {
-            () = slot.done.cancelled() => false,
+            () = slot.done.wait() => false,
             ended = ended_remotely(&mut sub, &*store, &active, &task_id) => ended,
         };
         // The entry is not kept past the execution's end by this watcher.

@@ -280,10 +280,6 @@ impl TaskRuntime {
         creates: bool,
     ) -> (ExecutionFuture, TaskUpdater) {
         let sh = &self.shared;
-        let cancel = ctx.cancellation.clone();
-        if sh.shutdown.is_cancelled() {
-            cancel.cancel();
-        }
         let done = Ended::default();
         let id = sh.next_execution.fetch_add(1, Ordering::Relaxed);
         let updater = TaskUpdater::new(
@@ -298,7 +294,7 @@ impl TaskRuntime {
         let (abort, registration) = AbortHandle::new_pair();
         let slot = ExecutionSlot {
             id,
-            cancel,
+            cancel: ctx.cancellation.clone(),
             done: done.clone(),
             abort,
         };
@@ -306,6 +302,11 @@ impl TaskRuntime {
             sh.remote_cancels.watch(sh, &ctx.task_id, slot.clone());
         }
         active.slots().push(slot);
+        // Checked once the slot is in place: a shutdown either finds the slot or was
+        // flagged before this (checked before, a shutdown in between would miss both).
+        if sh.shutdown.is_cancelled() {
+            ctx.cancellation.cancel();
+        }
         let guard = ExecutionGuard {
             active: active.clone(),
             id,

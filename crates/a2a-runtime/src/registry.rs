@@ -4,9 +4,28 @@ use std::collections::HashMap;
 
 use foldhash::fast::RandomState;
 use std::ops::Deref;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
-type Map<T> = Mutex<HashMap<Arc<str>, Weak<Registered<T>>, RandomState>>;
+type Entries<T> = HashMap<Arc<str>, Weak<Registered<T>>, RandomState>;
+
+#[derive(Debug)]
+struct Map<T> {
+    entries: Mutex<Entries<T>>,
+    /// How many entries `entries` holds (dead ones included), written under its lock: a
+    /// lookup reads it without the lock. Most lookups find the map empty (the bus's, when
+    /// nobody follows any task: two a send), and a process-wide lock taken by every
+    /// request moves its line between the cores each time; a count that does not change
+    /// stays in every core's cache.
+    len: AtomicUsize,
+}
+
+impl<T> Map<T> {
+    /// Notes the entries' number after a change (under their lock).
+    fn counted(&self, entries: &Entries<T>) {
+        self.len.store(entries.len(), Ordering::Release);
+    }
+}
 
 /// A value registered under a key; dropping the last `Arc` removes the entry.
 #[derive(Debug)]
@@ -27,10 +46,14 @@ impl<T> Deref for Registered<T> {
 impl<T> Drop for Registered<T> {
     fn drop(&mut self) {
         if let Some(map) = self.map.upgrade() {
-            let mut map = lock(&map);
+            let mut entries = lock(&map);
             // A newer value may already sit under the key; only remove a dead entry.
-            if map.get(&*self.key).is_some_and(|w| w.strong_count() == 0) {
-                map.remove(&*self.key);
+            if entries
+                .get(&*self.key)
+                .is_some_and(|w| w.strong_count() == 0)
+            {
+                entries.remove(&*self.key);
+                map.counted(&entries);
             }
         }
     }
@@ -45,24 +68,27 @@ pub(crate) struct WeakRegistry<T> {
 impl<T> Default for WeakRegistry<T> {
     fn default() -> Self {
         Self {
-            map: Arc::new(Mutex::new(HashMap::default())),
+            map: Arc::new(Map {
+                entries: Mutex::new(HashMap::default()),
+                len: AtomicUsize::new(0),
+            }),
         }
     }
 }
 
-fn lock<T>(m: &Map<T>) -> MutexGuard<'_, HashMap<Arc<str>, Weak<Registered<T>>, RandomState>> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
+fn lock<T>(m: &Map<T>) -> MutexGuard<'_, Entries<T>> {
+    m.entries.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl<T> WeakRegistry<T> {
     /// The live value under `key`.
     pub(crate) fn get(&self, key: &str) -> Option<Arc<Registered<T>>> {
-        let map = lock(&self.map);
-        // Most lookups find an empty map (nobody follows any task): skip hashing the key.
-        if map.is_empty() {
+        // An entry made before this call (by a caller this one follows) is counted: the
+        // count is written after the entry, under the lock, and read here with `Acquire`.
+        if self.map.len.load(Ordering::Acquire) == 0 {
             return None;
         }
-        map.get(key).and_then(Weak::upgrade)
+        lock(&self.map).get(key).and_then(Weak::upgrade)
     }
 
     /// The live value under `key`, or a new one made by `make`.
@@ -71,8 +97,8 @@ impl<T> WeakRegistry<T> {
         key: &str,
         make: impl FnOnce() -> T,
     ) -> Arc<Registered<T>> {
-        let mut map = lock(&self.map);
-        if let Some(v) = map.get(key).and_then(Weak::upgrade) {
+        let mut entries = lock(&self.map);
+        if let Some(v) = entries.get(key).and_then(Weak::upgrade) {
             return v;
         }
         let key: Arc<str> = Arc::from(key);
@@ -81,7 +107,8 @@ impl<T> WeakRegistry<T> {
             value: make(),
             map: Arc::downgrade(&self.map),
         });
-        map.insert(key, Arc::downgrade(&v));
+        entries.insert(key, Arc::downgrade(&v));
+        self.map.counted(&entries);
         v
     }
 

@@ -53,6 +53,21 @@ async fn response(conn: &mut TcpStream) -> Option<String> {
     }
 }
 
+/// A connection to `s`.
+async fn connect(s: &TestServer) -> TcpStream {
+    TcpStream::connect(s.base.trim_start_matches("http://"))
+        .await
+        .unwrap()
+}
+
+/// Asks for the agent card on `conn`; the answer's status line (`None`: closed first).
+async fn card(conn: &mut TcpStream) -> Option<String> {
+    conn.write_all(CARD_REQUEST).await.ok()?;
+    response(conn).await
+}
+
+const OK: Option<&str> = Some("http/1.1 200 ok");
+
 /// Whether the server closes `conn` within `within` (nothing else arrives meanwhile).
 async fn closed_within(conn: &mut TcpStream, within: Duration) -> bool {
     let mut byte = [0u8; 1];
@@ -65,30 +80,19 @@ async fn closed_within(conn: &mut TcpStream, within: Duration) -> bool {
 #[tokio::test]
 async fn a_head_after_an_earlier_heads_deadline_but_within_its_own_is_answered() {
     let s = limited_server().await;
-    let mut conn = TcpStream::connect(s.base.trim_start_matches("http://"))
-        .await
-        .unwrap();
-    conn.write_all(CARD_REQUEST).await.unwrap();
-    assert_eq!(
-        response(&mut conn).await.as_deref(),
-        Some("http/1.1 200 ok")
-    );
+    let mut conn = connect(&s).await;
+    assert_eq!(card(&mut conn).await.as_deref(), OK);
     // The server now waits for the second head: its deadline is 4 s from here.
     let waiting_since = Instant::now();
     tokio::time::sleep(HEAD_TIMEOUT * 6 / 10).await;
-    conn.write_all(CARD_REQUEST).await.unwrap();
-    assert_eq!(
-        response(&mut conn).await.as_deref(),
-        Some("http/1.1 200 ok")
-    );
+    assert_eq!(card(&mut conn).await.as_deref(), OK);
     // The third head comes after the second head's deadline (4 s after `waiting_since`),
     // but 2.8 s into its own 4 s.
     tokio::time::sleep(HEAD_TIMEOUT * 7 / 10).await;
     assert!(waiting_since.elapsed() > HEAD_TIMEOUT);
-    conn.write_all(CARD_REQUEST).await.unwrap();
     assert_eq!(
-        response(&mut conn).await.as_deref(),
-        Some("http/1.1 200 ok"),
+        card(&mut conn).await.as_deref(),
+        OK,
         "the connection was closed at an earlier head's deadline"
     );
 }
@@ -97,21 +101,11 @@ async fn a_head_after_an_earlier_heads_deadline_but_within_its_own_is_answered()
 async fn a_kept_alive_connection_left_idle_or_half_sent_is_closed_at_its_heads_deadline() {
     let s = limited_server().await;
     for rest in [&b""[..], b"GET /.well-known/agent-card.json HTTP/1.1\r\nHo"] {
-        let mut conn = TcpStream::connect(s.base.trim_start_matches("http://"))
-            .await
-            .unwrap();
-        conn.write_all(CARD_REQUEST).await.unwrap();
-        assert_eq!(
-            response(&mut conn).await.as_deref(),
-            Some("http/1.1 200 ok")
-        );
+        let mut conn = connect(&s).await;
+        assert_eq!(card(&mut conn).await.as_deref(), OK);
         // A second request, 2 s in: the clock is now armed for the first wait's deadline.
         tokio::time::sleep(HEAD_TIMEOUT / 2).await;
-        conn.write_all(CARD_REQUEST).await.unwrap();
-        assert_eq!(
-            response(&mut conn).await.as_deref(),
-            Some("http/1.1 200 ok")
-        );
+        assert_eq!(card(&mut conn).await.as_deref(), OK);
         conn.write_all(rest).await.unwrap();
         let waiting_since = Instant::now();
         // Open past the earlier deadline (2 s in), closed by its own (4 s in): not later

@@ -98,7 +98,7 @@ declare -A wrk_rates bench_rates wrk_cpu bench_cpu wrk_writer bench_writer wrk_p
 cpu_per_req() { # TICKS_BEFORE TICKS_AFTER REQUESTS
   python3 -c "print(round(($2 - $1) * $tick_us / max($3, 1), 1))"
 }
-measure_from() { # SIDE: the server's CPU (and its SQLite writer's) from now on
+measure_from() { # SIDE: the server's CPU (its SQLite writer's, PostgreSQL's) from now on
   t0=$(cpu_ticks "${pid[$1]}"); w0=$(writer_ticks "${pid[$1]}"); g0=$(pg_ticks)
 }
 record() { # TOOL SIDE LABEL RATE REQUESTS: one run's figures since measure_from
@@ -144,14 +144,14 @@ for tool in wrk bench; do
   [ -n "${rates[A]:-}" ] || continue
   a=$(echo "${rates[A]}" | median); b=$(echo "${rates[B]}" | median)
   ca=$(echo "${cpus[A]}" | median); cb=$(echo "${cpus[B]}" | median)
-  writer=""
+  extra=""
   if [ -n "${writers[A]:-}" ] && [ -n "${writers[B]:-}" ]; then
     wa=$(echo "${writers[A]}" | median); wb=$(echo "${writers[B]}" | median)
-    writer="; SQLite writer A $wa, B $wb us/req; B/A $(python3 -c "print(f'{$wb/max($wa, 0.1):.3f}')")"
+    extra="; SQLite writer A $wa, B $wb us/req; B/A $(python3 -c "print(f'{$wb/max($wa, 0.1):.3f}')")"
   fi
   if [ -n "${pgs[A]:-}" ] && [ -n "${pgs[B]:-}" ]; then
     ga=$(echo "${pgs[A]}" | median); gb=$(echo "${pgs[B]}" | median)
-    writer+="; PostgreSQL A $ga, B $gb us/req; B/A $(python3 -c "print(f'{$gb/max($ga, 0.1):.3f}')")"
+    extra+="; PostgreSQL A $ga, B $gb us/req; B/A $(python3 -c "print(f'{$gb/max($ga, 0.1):.3f}')")"
   fi
-  echo "median $tool ($store): A $a, B $b req/s; B/A $(python3 -c "print(f'{$b/$a:.3f}')"); server CPU A $ca, B $cb us/req; B/A $(python3 -c "print(f'{$cb/$ca:.3f}')")$writer"
+  echo "median $tool ($store): A $a, B $b req/s; B/A $(python3 -c "print(f'{$b/$a:.3f}')"); server CPU A $ca, B $cb us/req; B/A $(python3 -c "print(f'{$cb/$ca:.3f}')")$extra"
 done

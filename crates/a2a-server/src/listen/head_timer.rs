@@ -24,11 +24,14 @@ use std::time::Duration;
 
 use tokio::time::{Instant, Sleep};
 
+/// The connection's one tokio sleep, made at the first head that waits.
+type Armed = Arc<Mutex<Option<Pin<Box<Sleep>>>>>;
+
 /// One connection's timer for hyper (`http1::Builder::timer`): every sleep it makes shares
 /// the connection's one tokio sleep. Made for each connection.
 #[derive(Debug, Default)]
 pub(super) struct HeadTimer {
-    armed: Arc<Mutex<Option<Pin<Box<Sleep>>>>>,
+    armed: Armed,
 }
 
 impl hyper::rt::Timer for HeadTimer {
@@ -52,7 +55,7 @@ impl hyper::rt::Timer for HeadTimer {
 /// A head's deadline, kept by the connection's sleep.
 #[derive(Debug)]
 struct HeadSleep {
-    armed: Arc<Mutex<Option<Pin<Box<Sleep>>>>>,
+    armed: Armed,
     deadline: Instant,
 }
 

@@ -59,9 +59,12 @@ use std::sync::OnceLock;
 
 use rusqlite::ffi;
 
-/// The VFS's name, for `Connection::open_with_flags_and_vfs`.
-const NAME: &str = "a2a-wal-log";
+/// The VFS's name, as SQLite registers it and as `Connection::open_with_flags_and_vfs` takes it.
 const NAME_C: &CStr = c"a2a-wal-log";
+const NAME: &str = match NAME_C.to_str() {
+    Ok(name) => name,
+    Err(_) => panic!("the VFS's name is ASCII"),
+};
 
 /// The size of a frame's header in the log.
 const FRAME_HEADER: c_int = 24;

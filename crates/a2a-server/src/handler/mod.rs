@@ -384,7 +384,7 @@ impl RequestHandler {
         &self,
         req: SendMessageRequest,
         call: Arc<CallContext>,
-        existing: Option<Task>,
+        existing: Option<Box<Task>>,
     ) -> Result<Box<StartRequest>, A2aError> {
         req.validate()?;
         self.check_content_types(&req.message)?;
@@ -416,7 +416,7 @@ impl RequestHandler {
             context_id,
             message: m,
             existing,
-            configuration,
+            configuration: configuration.map(Box::new),
             metadata,
             call,
         }))
@@ -429,8 +429,8 @@ impl RequestHandler {
         task_id: String,
         context_id: Option<&str>,
         call: &CallContext,
-    ) -> Result<Task, A2aError> {
-        let task = self.visible_snapshot(&task_id, None, call).await?.task;
+    ) -> Result<Box<Task>, A2aError> {
+        let task = Box::new(self.visible_snapshot(&task_id, None, call).await?.task);
         if task.status.state.is_terminal() {
             return Err(terminal_task(&task_id, task.status.state));
         }

@@ -203,11 +203,15 @@ impl Entry {
 }
 
 /// A task in its shard's table: its id, the id's hash (a resize moves slots without reading
-/// the ids again) and the task.
+/// the ids again), its number in the shard and the task.
 #[derive(Debug)]
 struct Slot {
     hash: u64,
-    id: Arc<str>,
+    /// Told apart from other slots of the same hash by this number, not by the id's address:
+    /// an id referenced from the eviction queue would be an `Arc`, whose count the eviction
+    /// writes, one more line of cold memory a send.
+    number: u64,
+    id: Box<str>,
     entry: Entry,
 }
 
@@ -216,10 +220,12 @@ struct Slot {
 #[derive(Debug, Default)]
 struct Shard {
     tasks: HashTable<Slot>,
-    /// Terminal tasks in the order they finished, with their hashes: the eviction queue. The
-    /// oldest is found by its hash and told apart by pointer (each id is an allocation of
-    /// its own, `Arc::from`), so its id is not compared byte by byte.
-    finished: VecDeque<(u64, Arc<str>)>,
+    /// Terminal tasks in the order they finished, by hash and [`Slot::number`]: the eviction
+    /// queue. The oldest is found by its hash and told apart by its number, so neither its id
+    /// nor any memory but its slot is read.
+    finished: VecDeque<(u64, u64)>,
+    /// The next slot's [`Slot::number`].
+    next_number: u64,
     /// Where [`Log::freeze`] writes.
     scratch: String,
 }
@@ -238,20 +244,19 @@ impl Shard {
     }
 
     /// Takes the oldest finished task out once more than `keep` are queued, for the caller
-    /// to drop (with its queue entry) once it has let go of the shard's lock. A task that
-    /// left its terminal state since it was queued (a caller of the store may append one) is
-    /// not evicted: only terminal tasks ever are.
-    fn evict_beyond(&mut self, keep: usize) -> Option<(Arc<str>, Option<Slot>)> {
+    /// to drop once it has let go of the shard's lock. A task that left its terminal state
+    /// since it was queued (a caller of the store may append one) is not evicted: only
+    /// terminal tasks ever are.
+    fn evict_beyond(&mut self, keep: usize) -> Option<Slot> {
         if self.finished.len() <= keep {
             return None;
         }
-        let (hash, id) = self.finished.pop_front()?;
-        let slot = match self.tasks.find_entry(hash, |s| Arc::ptr_eq(&s.id, &id)) {
+        let (hash, number) = self.finished.pop_front()?;
+        debug_assert!(self.finished.len() <= keep);
+        match self.tasks.find_entry(hash, |s| s.number == number) {
             Ok(slot) if slot.get().entry.state.is_terminal() => Some(slot.remove().0),
             _ => None,
-        };
-        debug_assert!(self.finished.len() <= keep);
-        Some((id, slot))
+        }
     }
 }
 
@@ -362,9 +367,11 @@ impl TaskStore for InMemoryTaskStore {
             };
             let slot = Slot {
                 hash,
-                id: Arc::from(task_id),
+                number: shard.next_number,
+                id: Box::from(task_id),
                 entry,
             };
+            shard.next_number += 1;
             shard.tasks.insert_unique(hash, slot, |s| s.hash).into_mut()
         } else {
             let slot = shard
@@ -400,7 +407,7 @@ impl TaskStore for InMemoryTaskStore {
             // more per send. The caller keeps the records it answers from.
             entry.log.freeze(&mut shard.scratch);
             if !was_terminal {
-                shard.finished.push_back((slot.hash, slot.id.clone()));
+                shard.finished.push_back((slot.hash, slot.number));
                 // One task more finished, so at most one is beyond the bound.
                 evicted = shard.evict_beyond(self.terminal_per_shard);
             }

@@ -11,7 +11,7 @@ use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use a2a_types::{A2aError, Message, SendMessageConfiguration, Task, TaskState};
@@ -105,6 +105,9 @@ struct Shared {
     config: RuntimeConfig,
     next_execution: AtomicU64,
     shutdown: CancellationToken,
+    /// Set with `shutdown`, for the check each execution's start makes: a token's
+    /// `is_cancelled` takes its lock, and this one is the whole process's.
+    shutting_down: AtomicBool,
     /// Every execution, wherever it is polled, so that shutdown can wait for them.
     executions: TaskTracker,
     /// Executions to stop when another process ends their task (a bus that spans processes).
@@ -146,6 +149,7 @@ impl TaskRuntime {
                 config,
                 next_execution: AtomicU64::new(1),
                 shutdown: CancellationToken::new(),
+                shutting_down: AtomicBool::new(false),
                 executions: TaskTracker::new(),
                 remote_cancels: remote_cancel::RemoteCancels::default(),
             }),
@@ -162,6 +166,9 @@ impl TaskRuntime {
     /// ends without a final state is recorded CANCELED, so its streams get a last event.
     /// [`stopped`](Self::stopped) waits for all of them.
     pub fn shutdown(&self) {
+        // Before the walk below: an execution registered after the walk passed its task
+        // (see `launch`) reads the flag after taking a lock the walk took after this store.
+        self.shared.shutting_down.store(true, Ordering::SeqCst);
         self.shared.shutdown.cancel();
         let grace = self.shared.config.cancel_grace;
         for task in self.shared.active.values() {
@@ -306,7 +313,7 @@ impl TaskRuntime {
         active.slots().push(slot);
         // Checked once the slot is in place: a shutdown either finds the slot or was
         // flagged before this (checked before, a shutdown in between would miss both).
-        if sh.shutdown.is_cancelled() {
+        if sh.shutting_down.load(Ordering::SeqCst) {
             ctx.cancellation.cancel();
         }
         let guard = ExecutionGuard {

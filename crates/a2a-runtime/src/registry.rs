@@ -47,13 +47,14 @@ impl<T> Drop for Registered<T> {
     fn drop(&mut self) {
         if let Some(map) = self.map.upgrade() {
             let mut entries = lock(&map);
-            // A newer value may already sit under the key; only remove a dead entry.
-            if entries
-                .get(&*self.key)
-                .is_some_and(|w| w.strong_count() == 0)
-            {
-                entries.remove(&*self.key);
-                map.counted(&entries);
+            // Taken out in one lookup; put back in the rare case that a newer value already
+            // sits under the key (made after this one's last `Arc` went, before this lock).
+            if let Some((key, entry)) = entries.remove_entry(&*self.key) {
+                if entry.strong_count() > 0 {
+                    entries.insert(key, entry);
+                } else {
+                    map.counted(&entries);
+                }
             }
         }
     }
@@ -123,5 +124,51 @@ impl<T> WeakRegistry<T> {
             .values()
             .filter(|w| w.strong_count() > 0)
             .count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_entry_goes_with_its_last_user() {
+        let registry = WeakRegistry::default();
+        let first = registry.get_or_insert_with("k", || 1);
+        let again = registry.get_or_insert_with("k", || 2);
+        assert_eq!((**first, **again, registry.len()), (1, 1, 1));
+        drop(first);
+        assert!(registry.get("k").is_some(), "a user is left");
+        drop(again);
+        assert!(registry.get("k").is_none());
+        assert_eq!(lock(&registry.map).len(), 0, "the dead entry was removed");
+    }
+
+    /// A value whose last user went, while a newer one was registered under its key before
+    /// its drop took the lock: the drop leaves the newer one in place.
+    #[test]
+    fn a_late_drop_leaves_the_newer_value() {
+        let registry = WeakRegistry::default();
+        let old = registry.get_or_insert_with("k", || 1);
+        let entries = lock(&registry.map);
+        let dropped = std::thread::spawn(move || drop(old));
+        // The old value's count reaches zero, then its drop waits for the lock held here.
+        while entries.get("k").is_some_and(|w| w.strong_count() > 0) {
+            std::thread::yield_now();
+        }
+        let mut entries = entries;
+        let key: Arc<str> = Arc::from("k");
+        let newer = Arc::new(Registered {
+            key: key.clone(),
+            value: 2,
+            map: Arc::downgrade(&registry.map),
+        });
+        entries.insert(key, Arc::downgrade(&newer));
+        registry.map.counted(&entries);
+        drop(entries);
+        dropped.join().unwrap();
+        assert_eq!(registry.get("k").map(|v| **v), Some(2));
+        drop(newer);
+        assert!(registry.get("k").is_none());
     }
 }

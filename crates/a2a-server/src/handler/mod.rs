@@ -770,6 +770,10 @@ fn media_type_matches(pattern: &str, media_type: &str) -> bool {
     fn essence(s: &str) -> &str {
         s.split(';').next().unwrap_or("").trim()
     }
+    // The common case, a part's type written as the card writes it, needs no parsing.
+    if pattern == media_type {
+        return true;
+    }
     let (p, t) = (essence(pattern), essence(media_type));
     if p == "*" || p == "*/*" || p.eq_ignore_ascii_case(t) {
         return true;

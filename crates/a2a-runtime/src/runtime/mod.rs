@@ -106,7 +106,7 @@ struct Shared {
     next_execution: AtomicU64,
     shutdown: CancellationToken,
     /// Set with `shutdown`, for the check each execution's start makes: a token's
-    /// `is_cancelled` takes its lock, and this one is the whole process's.
+    /// `is_cancelled` takes its lock, and this one is shared by every execution of the runtime.
     shutting_down: AtomicBool,
     /// Every execution, wherever it is polled, so that shutdown can wait for them.
     executions: TaskTracker,

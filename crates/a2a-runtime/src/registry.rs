@@ -102,14 +102,20 @@ impl<T> WeakRegistry<T> {
         if let Some(v) = entries.get(key).and_then(Weak::upgrade) {
             return v;
         }
+        self.insert(&mut entries, key, make())
+    }
+
+    /// Registers `value` under `key` in `entries` (this registry's, locked), in place of
+    /// whatever sits there.
+    fn insert(&self, entries: &mut Entries<T>, key: &str, value: T) -> Arc<Registered<T>> {
         let key: Arc<str> = Arc::from(key);
         let v = Arc::new(Registered {
             key: key.clone(),
-            value: make(),
+            value,
             map: Arc::downgrade(&self.map),
         });
         entries.insert(key, Arc::downgrade(&v));
-        self.map.counted(&entries);
+        self.map.counted(entries);
         v
     }
 
@@ -157,14 +163,7 @@ mod tests {
             std::thread::yield_now();
         }
         let mut entries = entries;
-        let key: Arc<str> = Arc::from("k");
-        let newer = Arc::new(Registered {
-            key: key.clone(),
-            value: 2,
-            map: Arc::downgrade(&registry.map),
-        });
-        entries.insert(key, Arc::downgrade(&newer));
-        registry.map.counted(&entries);
+        let newer = registry.insert(&mut entries, "k", 2);
         drop(entries);
         dropped.join().unwrap();
         assert_eq!(registry.get("k").map(|v| **v), Some(2));

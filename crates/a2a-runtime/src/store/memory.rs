@@ -231,6 +231,13 @@ struct Shard {
 }
 
 impl Shard {
+    /// A number for a new slot, none of the shard's others.
+    fn take_number(&mut self) -> u64 {
+        let number = self.next_number;
+        self.next_number += 1;
+        number
+    }
+
     fn get(&self, hash: u64, task_id: &str) -> Option<&Entry> {
         self.tasks
             .find(hash, |s| &*s.id == task_id)
@@ -367,11 +374,10 @@ impl TaskStore for InMemoryTaskStore {
             };
             let slot = Slot {
                 hash,
-                number: shard.next_number,
+                number: shard.take_number(),
                 id: Box::from(task_id),
                 entry,
             };
-            shard.next_number += 1;
             shard.tasks.insert_unique(hash, slot, |s| s.hash).into_mut()
         } else {
             let slot = shard

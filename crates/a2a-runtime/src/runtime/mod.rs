@@ -222,29 +222,14 @@ impl TaskRuntime {
             sh.active
                 .get_or_insert_with(&req.task_id, || ActiveTask::new_task(keep_log))
         };
-        let mut cursor = 0;
-        let mut snapshot = None;
-        if exists {
-            let mut w = active.writer.lock().await;
-            if !w.loaded {
-                w.load(&*sh.store, &req.task_id)
-                    .await
-                    .map_err(store_failure)?;
-            }
-            if w.state.is_terminal() {
-                return Err(terminal_task(&req.task_id, w.state));
-            }
-            let event = TaskEvent::UserMessage(req.message.clone());
-            w.append(&*sh.store, &*sh.bus, &req.task_id, vec![event])
-                .await
-                .map_err(store_failure)?;
-            cursor = w.seq;
-            snapshot = sh
-                .store
-                .get(&req.task_id, None)
-                .await
-                .map_err(store_failure)?;
-        }
+        let (cursor, snapshot) = if exists {
+            // Boxed: its state (the writer's guard, the store's futures, the snapshot) would
+            // otherwise be in every start's future, which is built on each send, a new task's
+            // too, and moved into its box whole.
+            Box::pin(self.log_continuation(&active, &req.task_id, &req.message)).await?
+        } else {
+            (0, None)
+        };
 
         let req = *req;
         let owner = req.call.principal.as_ref().map(|p| p.shared_id().clone());
@@ -277,6 +262,31 @@ impl TaskRuntime {
             snapshot,
             execution,
         })
+    }
+
+    /// Logs the client message of a continued task, which must not be terminal. Returns the
+    /// log's sequence number after it, and the task's snapshot with it.
+    async fn log_continuation(
+        &self,
+        active: &ActiveRef,
+        task_id: &str,
+        message: &Message,
+    ) -> Result<(u64, Option<TaskSnapshot>), A2aError> {
+        let sh = &self.shared;
+        let mut w = active.writer.lock().await;
+        if !w.loaded {
+            w.load(&*sh.store, task_id).await.map_err(store_failure)?;
+        }
+        if w.state.is_terminal() {
+            return Err(terminal_task(task_id, w.state));
+        }
+        let event = TaskEvent::UserMessage(message.clone());
+        w.append(&*sh.store, &*sh.bus, task_id, vec![event])
+            .await
+            .map_err(store_failure)?;
+        let cursor = w.seq;
+        let snapshot = sh.store.get(task_id, None).await.map_err(store_failure)?;
+        Ok((cursor, snapshot))
     }
 
     /// Registers an execution of `ctx` on `active` (its cancellation token, abort handle and

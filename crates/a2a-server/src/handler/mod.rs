@@ -486,7 +486,7 @@ impl RequestHandler {
     /// without copying it.
     ///
     /// Not an `async fn`: one would hold the observed send as its own state, built there on
-    /// its first poll and moved in. The send itself (about 3 KB of future) is boxed where it
+    /// its first poll and moved in. The send itself (about 2 KB of future) is boxed where it
     /// is made, so that the wrappers around it, and the callers, move a pointer.
     pub fn send_message_answer(
         &self,
@@ -516,7 +516,7 @@ impl RequestHandler {
             self.follow_inline(&start, config).await?;
         }
         let task_id = start.task_id.clone();
-        let started = Box::pin(self.runtime.start(start, false)).await?;
+        let started = self.runtime.start(start, false).await?;
         let mut execution = started.execution;
         if return_immediately {
             if let Some(snap) = started.snapshot {
@@ -585,7 +585,7 @@ impl RequestHandler {
         if let Some(config) = push {
             self.follow_inline(&start, config).await?;
         }
-        let started = Box::pin(self.runtime.start(start, true)).await?;
+        let started = self.runtime.start(start, true).await?;
         let events = started
             .events
             .ok_or_else(|| A2aError::internal("stream not subscribed"))?;

@@ -316,8 +316,7 @@ pub async fn serve_with_tls(
             req.map(|body| axum::body::Body::new(DeadlineBody::new(body, body_timeout)))
         })
         .service(router.fallback(not_found));
-    let app = Router::new().fallback_service(guarded);
-    crate::listen::serve_connections(listener, app, shutdown, drain, limits, tls).await
+    crate::listen::serve_connections(listener, guarded, shutdown, drain, limits, tls).await
 }
 
 /// Serves `router` on a free port of 127.0.0.1 in the background, until the runtime ends;

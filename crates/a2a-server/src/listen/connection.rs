@@ -8,22 +8,19 @@
 
 use std::time::Duration;
 
-use axum::Router;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::Watcher;
-use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpStream;
-use tower::ServiceExt;
 
 use super::ConnectionLimits;
 use super::deadlines::Deadlines;
 use super::gather::gathered;
 use super::head_timer::HeadTimer;
 use super::http2::{OneTask, StreamQueue};
+use super::service::{App, ConnectionService};
 use super::sniff::{self, Protocol};
 use super::tls::Tls;
-use crate::limits::PeerAddr;
 
 /// The connection builders, configured alike: one that tells the version itself (TLS
 /// without ALPN, refusals) and one for each version, when it is known. HTTP/2's is made
@@ -88,10 +85,10 @@ impl Builders {
 }
 
 /// A connection the accept loop took, with what serving it needs.
-pub(super) struct Accepted {
+pub(super) struct Accepted<S> {
     pub(super) tcp: TcpStream,
     pub(super) peer: std::net::SocketAddr,
-    pub(super) app: Router,
+    pub(super) app: S,
     pub(super) builders: std::sync::Arc<Builders>,
     pub(super) watcher: Watcher,
     /// Time for the first bytes (and the TLS handshake).
@@ -101,7 +98,7 @@ pub(super) struct Accepted {
 
 type ConnError = Box<dyn std::error::Error + Send + Sync>;
 
-impl Accepted {
+impl<S: App> Accepted<S> {
     /// Serves the connection, plaintext or over `tls`, until it ends.
     pub(super) async fn serve(self, tls: Option<Tls>) {
         let result = match tls {
@@ -124,7 +121,7 @@ impl Accepted {
         let io = Deadlines::new(self.tcp).write_within(self.write_timeout);
         match protocol {
             Protocol::Http1 => {
-                let service = service(self.app, self.peer, false);
+                let service = ConnectionService::new(self.app, self.peer, false);
                 let conn = self
                     .builders
                     .http1()
@@ -158,7 +155,7 @@ impl Accepted {
         };
         let protocol = sniff::negotiated(&stream);
         if protocol == Some(Protocol::Http1) {
-            let service = service(self.app, self.peer, true);
+            let service = ConnectionService::new(self.app, self.peer, true);
             let conn = self
                 .builders
                 .http1()
@@ -172,7 +169,7 @@ impl Accepted {
             let service = (self.app, self.peer, true);
             return serve_http2(&self.builders, self.watcher, stream, service).await;
         }
-        let service = service(self.app, self.peer, true);
+        let service = ConnectionService::new(self.app, self.peer, true);
         let conn = self
             .builders
             .detect
@@ -183,13 +180,13 @@ impl Accepted {
 
 /// Serves HTTP/2 on `io` until the connection ends: the connection and its streams in this
 /// one task (`http2.rs`), what each of its polls writes gathered into one write
-/// (`gather.rs`), with [`service`]`(app, peer, secure)`. The task stays small: the
-/// connection's state is boxed in it.
-async fn serve_http2<T>(
+/// (`gather.rs`), with [`ConnectionService`]`::new(app, peer, secure)`. The task stays small:
+/// the connection's state is boxed in it.
+async fn serve_http2<T, S: App>(
     builders: &Builders,
     watcher: Watcher,
     io: T,
-    (app, peer, secure): (Router, std::net::SocketAddr, bool),
+    (app, peer, secure): (S, std::net::SocketAddr, bool),
 ) -> Result<(), ConnError>
 where
     T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static,
@@ -198,36 +195,6 @@ where
     let streams = StreamQueue::default();
     let conn = builders
         .http2(streams.clone())
-        .serve_connection(TokioIo::new(io), service(app, peer, secure));
+        .serve_connection(TokioIo::new(io), ConnectionService::new(app, peer, secure));
     Ok(OneTask::new(watcher.watch(conn), streams, writes).await?)
-}
-
-/// `app` as a hyper service for one connection: each request carries the connection's
-/// [`PeerAddr`], and, over TLS, `x-forwarded-proto: https` (cards name the scheme clients
-/// used; over TLS it is https, whatever a client claims).
-fn service(
-    app: Router,
-    peer: std::net::SocketAddr,
-    secure: bool,
-) -> TowerToHyperService<
-    tower::util::MapRequest<
-        Router,
-        impl FnMut(
-            axum::http::Request<hyper::body::Incoming>,
-        ) -> axum::http::Request<hyper::body::Incoming>
-        + Clone,
-    >,
-> {
-    TowerToHyperService::new(app.map_request(
-        move |mut req: axum::http::Request<hyper::body::Incoming>| {
-            req.extensions_mut().insert(PeerAddr(peer));
-            if secure {
-                req.headers_mut().insert(
-                    "x-forwarded-proto",
-                    axum::http::HeaderValue::from_static("https"),
-                );
-            }
-            req
-        },
-    ))
 }

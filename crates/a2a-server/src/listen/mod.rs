@@ -26,7 +26,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use axum::Router;
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
@@ -37,12 +36,14 @@ mod gather;
 mod head_timer;
 mod http2;
 mod refuse;
+mod service;
 mod sniff;
 mod tls;
 
 use connection::{Accepted, Builders};
 pub(crate) use deadlines::DeadlineBody;
 use refuse::{REFUSAL_BUDGET, REFUSALS_AT_ONCE, refuse};
+pub(crate) use service::App;
 pub use tls::Tls;
 
 /// Deadlines and bounds of the connections a server accepts.
@@ -133,20 +134,33 @@ impl Throttled {
 /// connection is TLS (its handshake within the head timeout).
 pub(crate) async fn serve_connections(
     listener: TcpListener,
-    app: Router,
+    app: impl App,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    drain: Duration,
+    limits: ConnectionLimits,
+    tls: Option<Tls>,
+) -> std::io::Result<()> {
+    match limits.max_in_flight {
+        Some(n) => {
+            let bound = Arc::new(Semaphore::new(n));
+            let limit = axum::middleware::from_fn_with_state(bound, limit_in_flight);
+            let app = tower::Layer::layer(&limit, app);
+            accept(listener, app, shutdown, drain, limits, tls).await
+        }
+        None => accept(listener, app, shutdown, drain, limits, tls).await,
+    }
+}
+
+/// [`serve_connections`] once its application is complete.
+async fn accept(
+    listener: TcpListener,
+    app: impl App,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     drain: Duration,
     limits: ConnectionLimits,
     tls: Option<Tls>,
 ) -> std::io::Result<()> {
     let builders = Arc::new(Builders::new(&limits));
-    let app = match limits.max_in_flight {
-        Some(n) => app.layer(axum::middleware::from_fn_with_state(
-            Arc::new(Semaphore::new(n)),
-            limit_in_flight,
-        )),
-        None => app,
-    };
     let permits = Arc::new(Semaphore::new(limits.max_connections));
     let refusing = Arc::new(Semaphore::new(REFUSALS_AT_ONCE));
     let graceful = GracefulShutdown::new();

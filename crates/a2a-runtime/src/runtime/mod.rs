@@ -224,8 +224,8 @@ impl TaskRuntime {
         };
         let (cursor, snapshot) = if exists {
             // Boxed: its state (the writer's guard, the store's futures, the snapshot) would
-            // otherwise be in every start's future, which is built on each send, a new task's
-            // too, and moved into its box whole.
+            // otherwise be in every start's future, a new task's too, which its caller holds
+            // within its own (a send's, itself boxed).
             Box::pin(self.log_continuation(&active, &req.task_id, &req.message)).await?
         } else {
             (0, None)

@@ -43,7 +43,7 @@ mod tls;
 use connection::{Accepted, Builders};
 pub(crate) use deadlines::DeadlineBody;
 use refuse::{REFUSAL_BUDGET, REFUSALS_AT_ONCE, refuse};
-pub(crate) use service::App;
+use service::App;
 pub use tls::Tls;
 
 /// Deadlines and bounds of the connections a server accepts.
@@ -140,6 +140,8 @@ pub(crate) async fn serve_connections(
     limits: ConnectionLimits,
     tls: Option<Tls>,
 ) -> std::io::Result<()> {
+    // Two types of application, so the loop is built for each (tower's `Either` would turn
+    // the application's `Infallible` error into a boxed one).
     match limits.max_in_flight {
         Some(n) => {
             let bound = Arc::new(Semaphore::new(n));

@@ -1,13 +1,13 @@
 //! What a connection serves: the server's application (a tower service of axum requests),
 //! called in place for each request.
 //!
-//! hyper calls a service by `&self`, tower by `&mut self`. hyper-util's `TowerToHyperService`
-//! bridges the two by cloning the application for every request and driving the clone
-//! through `Oneshot`; the application was an axum `Router` whose only route was the server's
-//! service, so every request also went through that router's fallback, a boxed service
-//! cloned per request. Each connection here owns its copy of the application and calls it
-//! through a `RefCell`: hyper calls a connection's service from that connection's task
-//! only, and the future a call returns does not borrow the service.
+//! hyper calls a service by `&self`, tower by `&mut self`. Each connection owns its copy of
+//! the application and calls it through a `RefCell`: `ConnectionService` is not `Sync`, and
+//! the borrow ends with the synchronous `call` (the future it returns does not borrow the
+//! service), so no borrow can meet another. That call runs in the connection's own poll
+//! (for HTTP/2, not inside a stream's), where a panic would end the connection: it does
+//! nothing that can, but for the readiness assertion. A handler's panic is caught further
+//! in, by the application's panic guard.
 
 use std::cell::RefCell;
 use std::convert::Infallible;
@@ -25,6 +25,9 @@ use crate::limits::PeerAddr;
 
 /// An application a server serves: any tower service of axum requests that never fails and
 /// is always ready (axum's router, tower-http's layers, axum's `from_fn` middleware are).
+/// Readiness is a contract the trait cannot state: hyper has no place to wait for it, and a
+/// layer that can be not ready (a concurrency limit, a buffer) would fail the assertion in
+/// `ConnectionService::call`.
 pub(crate) trait App:
     Service<Request<Body>, Error = Infallible, Response: IntoResponse, Future: Send + 'static>
     + Clone
@@ -62,14 +65,6 @@ impl<S> ConnectionService<S> {
     }
 }
 
-/// hyper-util's automatic protocol detection (TLS without ALPN) takes a service it can
-/// copy; the copy is another connection's, with its own cell.
-impl<S: Clone> Clone for ConnectionService<S> {
-    fn clone(&self) -> Self {
-        Self::new(self.app.borrow().clone(), self.peer, self.secure)
-    }
-}
-
 type IntoResponseFn<R> = fn(R) -> Response;
 
 impl<S: App> hyper::service::Service<Request<Incoming>> for ConnectionService<S> {
@@ -85,9 +80,9 @@ impl<S: App> hyper::service::Service<Request<Incoming>> for ConnectionService<S>
                 .insert("x-forwarded-proto", HeaderValue::from_static("https"));
         }
         let mut app = self.app.borrow_mut();
-        // A formality of tower's contract: every `App` is always ready.
+        // Tower's contract; every `App` is always ready (see there).
         let ready = app.poll_ready(&mut Context::from_waker(Waker::noop()));
-        debug_assert!(ready.is_ready(), "an App that was not ready");
+        assert!(ready.is_ready(), "the server's application was not ready");
         app.call(req)
             .map_ok(IntoResponse::into_response as IntoResponseFn<S::Response>)
     }

@@ -316,7 +316,13 @@ pub async fn serve_with_tls(
             req.map(|body| axum::body::Body::new(DeadlineBody::new(body, body_timeout)))
         })
         .service(router.fallback(not_found));
-    crate::listen::serve_connections(listener, guarded, shutdown, drain, limits, tls).await
+    let serving = crate::listen::Serving {
+        shutdown,
+        drain,
+        limits,
+        tls,
+    };
+    crate::listen::serve_connections(listener, guarded, serving).await
 }
 
 /// Serves `router` on a free port of 127.0.0.1 in the background, until the runtime ends;

@@ -129,39 +129,48 @@ impl Throttled {
     }
 }
 
-/// Serves `app` on `listener` within `limits` until `shutdown` resolves; then stops
-/// accepting and lets open connections finish for up to `drain`. With `tls`, every
-/// connection is TLS (its handshake within the head timeout).
-pub(crate) async fn serve_connections(
+/// How a server serves, besides what: until `shutdown` resolves, then letting open
+/// connections finish for up to `drain`; within `limits`; over TLS when `tls` is given
+/// (every connection's handshake within the head timeout).
+pub(crate) struct Serving<F> {
+    pub(crate) shutdown: F,
+    pub(crate) drain: Duration,
+    pub(crate) limits: ConnectionLimits,
+    pub(crate) tls: Option<Tls>,
+}
+
+/// Serves `app` on `listener` as `serving` says.
+pub(crate) async fn serve_connections<F>(
     listener: TcpListener,
     app: impl App,
-    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
-    drain: Duration,
-    limits: ConnectionLimits,
-    tls: Option<Tls>,
-) -> std::io::Result<()> {
+    serving: Serving<F>,
+) -> std::io::Result<()>
+where
+    F: std::future::Future<Output = ()> + Send + 'static,
+{
     // Two types of application, so the loop is built for each (tower's `Either` would turn
     // the application's `Infallible` error into a boxed one).
-    match limits.max_in_flight {
+    match serving.limits.max_in_flight {
         Some(n) => {
             let bound = Arc::new(Semaphore::new(n));
             let limit = axum::middleware::from_fn_with_state(bound, limit_in_flight);
-            let app = tower::Layer::layer(&limit, app);
-            accept(listener, app, shutdown, drain, limits, tls).await
+            accept(listener, tower::Layer::layer(&limit, app), serving).await
         }
-        None => accept(listener, app, shutdown, drain, limits, tls).await,
+        None => accept(listener, app, serving).await,
     }
 }
 
 /// [`serve_connections`] once its application is complete.
-async fn accept(
-    listener: TcpListener,
-    app: impl App,
-    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
-    drain: Duration,
-    limits: ConnectionLimits,
-    tls: Option<Tls>,
-) -> std::io::Result<()> {
+async fn accept<F>(listener: TcpListener, app: impl App, serving: Serving<F>) -> std::io::Result<()>
+where
+    F: std::future::Future<Output = ()> + Send + 'static,
+{
+    let Serving {
+        shutdown,
+        drain,
+        limits,
+        tls,
+    } = serving;
     let builders = Arc::new(Builders::new(&limits));
     let permits = Arc::new(Semaphore::new(limits.max_connections));
     let refusing = Arc::new(Semaphore::new(REFUSALS_AT_ONCE));

@@ -119,16 +119,19 @@ impl<S: App> Accepted<S> {
             return Ok(());
         };
         let io = Deadlines::new(self.tcp).write_within(self.write_timeout);
-        let service = ConnectionService::new(self.app, self.peer, false);
         match protocol {
             Protocol::Http1 => {
+                let service = ConnectionService::new(self.app, self.peer, false);
                 let conn = self
                     .builders
                     .http1()
                     .serve_connection(TokioIo::new(io), service);
                 Ok(self.watcher.watch(conn).await?)
             }
-            Protocol::Http2 => serve_http2(&self.builders, self.watcher, io, service).await,
+            Protocol::Http2 => {
+                let service = (self.app, self.peer, false);
+                serve_http2(&self.builders, self.watcher, io, service).await
+            }
         }
     }
 
@@ -151,8 +154,8 @@ impl<S: App> Accepted<S> {
             return Ok(());
         };
         let protocol = sniff::negotiated(&stream);
-        let service = ConnectionService::new(self.app, self.peer, true);
         if protocol == Some(Protocol::Http1) {
+            let service = ConnectionService::new(self.app, self.peer, true);
             let conn = self
                 .builders
                 .http1()
@@ -163,8 +166,10 @@ impl<S: App> Accepted<S> {
         let stream =
             Deadlines::new(stream).preface_by(tokio::time::Instant::now() + self.first_bytes);
         if protocol == Some(Protocol::Http2) {
+            let service = (self.app, self.peer, true);
             return serve_http2(&self.builders, self.watcher, stream, service).await;
         }
+        let service = ConnectionService::new(self.app, self.peer, true);
         let conn = self
             .builders
             .detect
@@ -175,12 +180,13 @@ impl<S: App> Accepted<S> {
 
 /// Serves HTTP/2 on `io` until the connection ends: the connection and its streams in this
 /// one task (`http2.rs`), what each of its polls writes gathered into one write
-/// (`gather.rs`), by `service`. The task stays small: the connection's state is boxed in it.
+/// (`gather.rs`), with [`ConnectionService`]`::new(app, peer, secure)`. The task stays small:
+/// the connection's state is boxed in it.
 async fn serve_http2<T, S: App>(
     builders: &Builders,
     watcher: Watcher,
     io: T,
-    service: ConnectionService<S>,
+    (app, peer, secure): (S, std::net::SocketAddr, bool),
 ) -> Result<(), ConnError>
 where
     T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static,
@@ -189,6 +195,6 @@ where
     let streams = StreamQueue::default();
     let conn = builders
         .http2(streams.clone())
-        .serve_connection(TokioIo::new(io), service);
+        .serve_connection(TokioIo::new(io), ConnectionService::new(app, peer, secure));
     Ok(OneTask::new(watcher.watch(conn), streams, writes).await?)
 }

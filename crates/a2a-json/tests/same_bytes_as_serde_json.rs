@@ -445,3 +445,65 @@ fn a_value_that_writes_json_while_written() {
     same(&"y".repeat(100_000));
     same(&[1, 2]);
 }
+
+/// Names a type gives (fields, variants of every kind) that need escapes, each written several
+/// times and from several threads, beside a clean name that is the prefix of one (a
+/// `&'static str` may share its address with a longer one): a writer that remembered which
+/// names are clean, by address, would have to tell them apart.
+#[derive(Serialize)]
+struct EscapedNames {
+    #[serde(rename = "quote\"d")]
+    quoted: u8,
+    #[serde(rename = "quote")]
+    quote: u8,
+    #[serde(rename = "line\nbreak")]
+    line: Variants,
+    #[serde(rename = "tab\t")]
+    tab: Variants,
+    #[serde(rename = "back\\slash")]
+    backslash: Vec<Variants>,
+}
+
+#[derive(Serialize)]
+enum Variants {
+    #[serde(rename = "plain")]
+    Plain,
+    #[serde(rename = "plain\u{1}")]
+    Control,
+    #[serde(rename = "new\"type")]
+    Newtype(u8),
+    #[serde(rename = "struct\\")]
+    Struct { x: u8 },
+    #[serde(rename = "tuple\r")]
+    Tuple(u8, u8),
+}
+
+#[test]
+fn names_that_need_escapes_are_escaped_every_time() {
+    let value = EscapedNames {
+        quoted: 1,
+        quote: 2,
+        line: Variants::Control,
+        tab: Variants::Newtype(3),
+        backslash: vec![
+            Variants::Plain,
+            Variants::Control,
+            Variants::Struct { x: 4 },
+            Variants::Tuple(5, 6),
+            Variants::Plain,
+        ],
+    };
+    for _ in 0..3 {
+        same(&value);
+    }
+    // From other threads too, each with its own memory of the names.
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                for _ in 0..3 {
+                    same(&value);
+                }
+            });
+        }
+    });
+}

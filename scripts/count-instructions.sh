@@ -26,7 +26,9 @@
 # `a2a serve` flags, e.g. `--auth-token bench=t`) and BENCH_ARGS (more `a2a bench` flags for
 # those servers, e.g. `--token t`), MESSAGE_PREFIX (the conformance agent's scenario, by
 # messageId prefix: tck-complete-task; tck-stream-artifact-chunked works, sends two artifact
-# chunks, then completes). The servers
+# chunks, then completes), CACHE_SIM (1: callgrind's cache simulation too, for the first-
+# and last-level misses a send: a change that cuts instructions but reads more cold lines
+# shows there, without the timing's noise; about twice as slow). The servers
 # run with one tokio worker (TOKIO_WORKER_THREADS=1: callgrind runs one thread at a time
 # anyway, and fewer hand-offs make the count repeatable). Installs valgrind if missing
 # (apt-get).
@@ -71,7 +73,9 @@ count() {
   shift 2
   port=$(free_port)
   if [ "$1" = floor ]; then load=(--no-card); else read -r -a load <<<"${BENCH_ARGS:-}"; fi
-  TOKIO_WORKER_THREADS=1 valgrind --tool=callgrind --callgrind-out-file="$work/$name.cg" \
+  local sim=()
+  if [ -n "${CACHE_SIM:-}" ]; then sim=(--cache-sim=yes); fi
+  TOKIO_WORKER_THREADS=1 valgrind --tool=callgrind "${sim[@]}" --callgrind-out-file="$work/$name.cg" \
     "$bin" "$@" --port "$port" >"$work/$name.log" 2>&1 &
   vg=$!
   # Under valgrind a server takes seconds to start; any HTTP answer means it listens.
@@ -230,4 +234,25 @@ for k in crates:
 print("\nsubtrees (inclusive)")
 for label, _, _ in subtrees:
     print(f"{label:36}" + "".join(f"{per(sub[n][label]):12.0f}" for n in names))
+
+def totals(path):
+    """callgrind's event totals at `path`, by event name."""
+    events = []
+    for l in open(path):
+        if l.startswith("events:"):
+            events = l.split()[1:]
+        elif l.startswith("totals:"):
+            return dict(zip(events, map(int, l.split()[1:])))
+    return {}
+
+cache = {n: totals(f"{work}/{n}.cg.1") for n in names}
+if all("D1mr" in cache[n] for n in names):
+    print("\ncache misses per send (callgrind's simulated caches, CACHE_SIM=1)")
+    for label, keys in [
+        ("instruction, first level", ["I1mr"]),
+        ("data read, first level", ["D1mr"]),
+        ("data write, first level", ["D1mw"]),
+        ("last level (instruction and data)", ["ILmr", "DLmr", "DLmw"]),
+    ]:
+        print(f"{label:36}" + "".join(f"{per(sum(cache[n][k] for k in keys)):12.1f}" for n in names))
 PY

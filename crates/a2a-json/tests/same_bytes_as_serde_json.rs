@@ -446,10 +446,10 @@ fn a_value_that_writes_json_while_written() {
     same(&[1, 2]);
 }
 
-/// Names a type gives (fields, variants of every kind) that need escapes, each written several
-/// times and from several threads, beside a clean name that is the prefix of one (a
-/// `&'static str` may share its address with a longer one): a writer that remembered which
-/// names are clean, by address, would have to tell them apart.
+/// Names a type gives (fields, variants of every kind) that need escapes, beside a clean name
+/// that is the prefix of one, each written several times and from several threads: escaped
+/// every time, however the writer speeds up the names it has seen before (a `&'static str`
+/// may share its address with a longer one).
 #[derive(Serialize)]
 struct EscapedNames {
     #[serde(rename = "quote\"d")]

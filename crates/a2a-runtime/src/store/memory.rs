@@ -66,7 +66,7 @@ struct Entry {
 }
 
 /// A task's log: its records while the task runs; once it is terminal, their stored form
-/// ([`codec::write_log`]) in one string, read back when asked for.
+/// ([`codec::write_compact_log`]) in one allocation, read back when asked for.
 ///
 /// A finished task is kept until [`InMemoryTaskStoreConfig::max_terminal_tasks`] newer ones
 /// push it out, and mostly never read again. As records it takes about 2.6 KB in some thirty
@@ -81,9 +81,9 @@ enum Log {
         len: u64,
         /// The owner ([`TaskEvent::Owner`]), for reads and listings that filter on it.
         owner: Option<Arc<str>>,
-        /// The context id, then the stored log: one allocation for both.
-        text: Box<str>,
-        /// Where the context id ends in `text`.
+        /// The context id (UTF-8), then the stored log: one allocation for both.
+        bytes: Box<[u8]>,
+        /// Where the context id ends in `bytes`.
         context_end: usize,
     },
 }
@@ -112,7 +112,7 @@ impl Log {
     fn frozen(
         earlier: &[Arc<TaskEventRecord>],
         new: &[Arc<TaskEventRecord>],
-        scratch: &mut String,
+        scratch: &mut Vec<u8>,
     ) -> Option<Log> {
         let events = || earlier.iter().chain(new).map(|r| &r.event);
         let owner = owner_in(events()).cloned();
@@ -122,19 +122,19 @@ impl Log {
         };
         // The context id and the stored log in one buffer, which becomes the one allocation.
         scratch.clear();
-        scratch.push_str(context);
-        let text = codec::write_log(scratch, events())
+        scratch.extend_from_slice(context.as_bytes());
+        let bytes = codec::write_compact_log(scratch, events())
             .ok()
-            .map(|()| Box::<str>::from(scratch.as_str()));
+            .map(|()| Box::<[u8]>::from(scratch.as_slice()));
         // A very large task's form is not kept as the next one's buffer (written or not).
         if scratch.capacity() > MAX_SCRATCH {
-            *scratch = String::new();
+            *scratch = Vec::new();
         }
         Some(Log::Frozen {
             len: (earlier.len() + new.len()) as u64,
             owner,
             context_end: context.len(),
-            text: text?,
+            bytes: bytes?,
         })
     }
 
@@ -143,10 +143,10 @@ impl Log {
         match self {
             Log::Live(records) => Ok(Cow::Borrowed(records)),
             Log::Frozen {
-                text, context_end, ..
+                bytes, context_end, ..
             } => {
-                let events =
-                    codec::decode_log(&text[*context_end..]).map_err(StoreError::Serialization)?;
+                let events = codec::decode_compact_log(&bytes[*context_end..])
+                    .map_err(|e| StoreError::Serialization(serde::de::Error::custom(e)))?;
                 let mut records = Vec::with_capacity(events.len());
                 let mut state = TaskState::Unspecified;
                 for (seq, event) in (1..).zip(events) {
@@ -193,9 +193,10 @@ impl Entry {
                 Some(TaskEvent::Created(t)) => &t.context_id,
                 _ => "",
             },
+            // Written from a `&str`, so valid UTF-8.
             Log::Frozen {
-                text, context_end, ..
-            } => &text[..*context_end],
+                bytes, context_end, ..
+            } => std::str::from_utf8(&bytes[..*context_end]).unwrap_or_default(),
         }
     }
 }
@@ -225,7 +226,7 @@ struct Shard {
     /// The next slot's [`Slot::number`].
     next_number: u64,
     /// Where [`Log::freeze`] writes.
-    scratch: String,
+    scratch: Vec<u8>,
 }
 
 impl Shard {

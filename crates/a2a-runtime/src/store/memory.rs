@@ -145,6 +145,8 @@ impl Log {
             Log::Frozen {
                 bytes, context_end, ..
             } => {
+                // The store's error carries a `serde_json::Error`: the compact form's own
+                // error travels as its message.
                 let events = codec::decode_compact_log(&bytes[*context_end..])
                     .map_err(|e| StoreError::Serialization(serde::de::Error::custom(e)))?;
                 let mut records = Vec::with_capacity(events.len());

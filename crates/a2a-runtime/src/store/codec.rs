@@ -3,7 +3,7 @@
 //! must not change. Timestamps keep the wire's millisecond precision.
 //!
 //! The memory store keeps a finished task's whole log in a compact form of its own
-//! ([`write_compact_log`]): the same documents as MessagePack, never persisted and never read
+//! (`write_compact_log`, crate-private): the same documents as MessagePack, never persisted and never read
 //! by another version, so free to change. It is written on every finished send, and a
 //! string in it is a length and a copy, where JSON checks each byte for an escape.
 
@@ -58,7 +58,7 @@ pub fn decode(json: &str) -> serde_json::Result<TaskEvent> {
 /// Appends the compact form of the log `events` to `out`: a MessagePack array of the same
 /// documents as [`encode`]'s (structs as maps keyed by field name, enum variants by name),
 /// read back by [`decode_compact_log`].
-pub fn write_compact_log<'a>(
+pub(crate) fn write_compact_log<'a>(
     out: &mut Vec<u8>,
     events: impl IntoIterator<Item = &'a TaskEvent>,
 ) -> Result<(), rmp_serde::encode::Error> {
@@ -67,7 +67,7 @@ pub fn write_compact_log<'a>(
 }
 
 /// The events of a log written by [`write_compact_log`].
-pub fn decode_compact_log(bytes: &[u8]) -> Result<Vec<TaskEvent>, rmp_serde::decode::Error> {
+pub(crate) fn decode_compact_log(bytes: &[u8]) -> Result<Vec<TaskEvent>, rmp_serde::decode::Error> {
     let stored: Vec<Stored> = rmp_serde::from_slice(bytes)?;
     Ok(stored.into_iter().map(Stored::into_event).collect())
 }

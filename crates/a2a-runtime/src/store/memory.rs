@@ -227,7 +227,7 @@ struct Shard {
     finished: VecDeque<(u64, u64)>,
     /// The next slot's [`Slot::number`].
     next_number: u64,
-    /// Where [`Log::freeze`] writes.
+    /// Where [`Log::frozen`] writes.
     scratch: Vec<u8>,
 }
 
